@@ -1,0 +1,293 @@
+/*
+ * mimic driver API: the one door into a simulated mimic device.
+ *
+ * Plain C, opaque handles, mimic<Object><Verb> names. Every function returns a mimicResult:
+ * MIMIC_SUCCESS (0), the status MIMIC_NOT_READY, or an error with its own code.
+ * mimicGetErrorName / mimicGetErrorString describe a code; mimicGetErrorDetail gives the
+ * message of the calling thread's last failure, naming the argument that was wrong.
+ *
+ * Codes every function can return, besides those listed with it:
+ *   MIMIC_ERROR_NOT_INITIALIZED  mimicInit has not succeeded yet.
+ *   MIMIC_ERROR_NOT_PERMITTED    called from a host function running on a queue.
+ * Functions that name a device, queue, event or device pointer also return that device's
+ * sticky error (MIMIC_ERROR_ILLEGAL_ADDRESS ... MIMIC_ERROR_DEVICE_LOST) once it has failed,
+ * until mimicDeviceReset.
+ *
+ * Time: every device runs in one simulation with 1 ns resolution. Timestamps, elapsed times
+ * and mimicGetSimTime are simulated time, deterministic for a given program and preset.
+ *
+ * Thread safety: any host thread may call any function at any time.
+ */
+#ifndef MIMIC_MIMIC_H
+#define MIMIC_MIMIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mimicResult {
+  MIMIC_SUCCESS = 0,
+  MIMIC_NOT_READY = 1, /* a status, not an error: the work has not completed yet */
+
+  /* Set-up and configuration */
+  MIMIC_ERROR_NOT_INITIALIZED = 100,
+  MIMIC_ERROR_ALREADY_INITIALIZED = 101, /* initialised before with another configuration */
+  MIMIC_ERROR_INVALID_FLAGS = 102,
+  MIMIC_ERROR_UNKNOWN_PRESET = 103,
+  MIMIC_ERROR_UNKNOWN_CONFIG_FIELD = 104,
+  MIMIC_ERROR_INVALID_CONFIG_VALUE = 105,
+  MIMIC_ERROR_SYSTEM_RESOURCES = 106, /* the host cannot provide what the preset needs */
+
+  /* Arguments */
+  MIMIC_ERROR_NULL_POINTER = 200, /* a required pointer argument is NULL */
+  MIMIC_ERROR_INVALID_DEVICE = 201, /* device index out of range */
+  MIMIC_ERROR_INVALID_SIZE = 202,   /* zero, or larger than can ever be served */
+  MIMIC_ERROR_INVALID_VALUE = 203,  /* another argument outside its documented range */
+  MIMIC_ERROR_INVALID_PRIORITY = 204,
+  MIMIC_ERROR_INVALID_QUEUE = 205,  /* not a queue handle, or a destroyed one */
+  MIMIC_ERROR_INVALID_EVENT = 206,  /* not an event handle, or a destroyed one */
+  MIMIC_ERROR_WRONG_DEVICE = 207,   /* queue, event or pointer belongs to another device */
+  MIMIC_ERROR_NOT_PERMITTED = 208,  /* the call is not allowed from this context */
+
+  /* Memory */
+  MIMIC_ERROR_OUT_OF_MEMORY = 300,      /* the device has no free block that large */
+  MIMIC_ERROR_HOST_OUT_OF_MEMORY = 301, /* pinned host memory could not be allocated */
+  MIMIC_ERROR_INVALID_DEVICE_POINTER = 302, /* not inside a live device allocation */
+  MIMIC_ERROR_DOUBLE_FREE = 303,            /* that allocation was already freed */
+  MIMIC_ERROR_INVALID_HOST_POINTER = 304,   /* not the start of a pinned host allocation */
+  MIMIC_ERROR_OUT_OF_BOUNDS = 305, /* the range runs past the end of its allocation */
+
+  /* Events */
+  MIMIC_ERROR_EVENT_NOT_RECORDED = 400,
+  MIMIC_ERROR_EVENT_TIMING_DISABLED = 401,
+
+  /* Simulation */
+  MIMIC_ERROR_SIMULATION_STALLED = 500, /* waited for work that can never complete */
+
+  /* Sticky device errors: every later call on the device returns them until reset. */
+  MIMIC_ERROR_ILLEGAL_ADDRESS = 700,
+  MIMIC_ERROR_LAUNCH_FAILURE = 701,
+  MIMIC_ERROR_LAUNCH_TIMEOUT = 702,
+  MIMIC_ERROR_ECC_UNCORRECTABLE = 703,
+  MIMIC_ERROR_DEVICE_LOST = 704
+} mimicResult;
+
+typedef struct mimicQueue_st* mimicQueue; /* NULL means the device's default queue */
+typedef struct mimicEvent_st* mimicEvent;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Errors                                                                                    */
+
+/* "MIMIC_ERROR_OUT_OF_MEMORY" and so on; "MIMIC_UNRECOGNIZED_RESULT" for a foreign value. */
+const char* mimicGetErrorName(mimicResult result);
+/* One sentence describing the code. */
+const char* mimicGetErrorString(mimicResult result);
+/* The message of the calling thread's most recent failed call ("" if none). The text stays
+ * valid until that thread's next failing call. Returns MIMIC_ERROR_NULL_POINTER. */
+mimicResult mimicGetErrorDetail(const char** detail);
+/* The first sticky error any device has reported, else the calling thread's most recent error,
+ * which is then cleared (as cudaGetLastError does). Never fails. */
+mimicResult mimicGetLastError(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Initialisation                                                                            */
+
+/* Builds the simulated system from the preset in MIMIC_PRESET ("default" if unset), with the
+ * overrides in MIMIC_OVERRIDES ("field=value,field=value") and MIMIC_NUM_DEVICES applied.
+ * Calling it again after success does nothing and succeeds.
+ * Returns MIMIC_ERROR_INVALID_FLAGS (flags must be 0), MIMIC_ERROR_UNKNOWN_PRESET,
+ * MIMIC_ERROR_UNKNOWN_CONFIG_FIELD, MIMIC_ERROR_INVALID_CONFIG_VALUE,
+ * MIMIC_ERROR_SYSTEM_RESOURCES. After a failure it may be called again. */
+mimicResult mimicInit(unsigned flags);
+
+/* As mimicInit, with the preset (a name or a path; NULL: as mimicInit) and overrides given by
+ * the caller. Overrides from the environment apply first, then these. Returns the codes of
+ * mimicInit, and MIMIC_ERROR_ALREADY_INITIALIZED if the system was built with another
+ * configuration: one process holds one simulation. */
+mimicResult mimicInitWithPreset(unsigned flags, const char* preset, const char* overrides);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Devices                                                                                   */
+
+typedef enum mimicTopology {
+  MIMIC_TOPOLOGY_RING = 0,
+  MIMIC_TOPOLOGY_FULL_MESH = 1,
+  MIMIC_TOPOLOGY_SWITCH = 2
+} mimicTopology;
+
+typedef struct mimicDeviceProperties {
+  char name[64];   /* device name, from the preset's device.name */
+  char preset[64]; /* the preset the system was built from */
+  size_t totalMemory;
+  int computeUnits;
+  int vectorLanes;
+  double clockMHz;
+  size_t scratchpadBytes; /* per compute unit */
+  double hbmBandwidthGBps;
+  uint64_t hbmLatencyNs;
+  double hostLinkBandwidthGBps; /* per direction */
+  uint64_t hostLinkLatencyNs;
+  mimicTopology deviceLinkTopology;
+  double deviceLinkBandwidthGBps; /* per link, per direction */
+  uint64_t deviceLinkLatencyNs;   /* per hop */
+  int hardwareQueues;
+  int copyEngines;
+  int linkEngines;
+  uint64_t commandLatencyNs;
+  size_t allocationAlignment;
+} mimicDeviceProperties;
+
+/* Returns MIMIC_ERROR_NULL_POINTER. */
+mimicResult mimicDeviceGetCount(int* count);
+/* Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_DEVICE. */
+mimicResult mimicDeviceGetProperties(int device, mimicDeviceProperties* props);
+/* Blocks until every command submitted to any queue of the device has completed.
+ * Returns MIMIC_ERROR_INVALID_DEVICE, MIMIC_ERROR_SIMULATION_STALLED, a sticky error. */
+mimicResult mimicDeviceSynchronize(int device);
+/* Waits for the device's work, frees all of its allocations and clears its sticky error.
+ * Queues and events stay valid. Returns MIMIC_ERROR_INVALID_DEVICE. */
+mimicResult mimicDeviceReset(int device);
+/* The host's current position in simulated time, in ns. Returns MIMIC_ERROR_NULL_POINTER. */
+mimicResult mimicGetSimTime(uint64_t* simNs);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Memory                                                                                    */
+
+/* Allocates device memory, aligned to the preset's memory.alignment. The pointer lies in an
+ * address range the host cannot access: dereferencing it on the host faults.
+ * Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_DEVICE, MIMIC_ERROR_INVALID_SIZE
+ * (zero bytes, or more than the device's capacity), MIMIC_ERROR_OUT_OF_MEMORY (no free block
+ * that large; the device stays usable), a sticky error. */
+mimicResult mimicMemAlloc(int device, size_t bytes, void** dptr);
+/* Frees device memory. Like cudaFree, it first waits for all work on the device.
+ * Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_DOUBLE_FREE (already freed),
+ * MIMIC_ERROR_INVALID_DEVICE_POINTER (not the start of a device allocation), a sticky error. */
+mimicResult mimicMemFree(void* dptr);
+/* Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_DEVICE, a sticky error. */
+mimicResult mimicMemGetInfo(int device, size_t* freeBytes, size_t* totalBytes);
+/* Allocates pinned (page-locked) host memory: copies from and to it are truly asynchronous.
+ * Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_SIZE, MIMIC_ERROR_HOST_OUT_OF_MEMORY. */
+mimicResult mimicHostAlloc(size_t bytes, void** hptr);
+/* Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_HOST_POINTER. */
+mimicResult mimicHostFree(void* hptr);
+
+typedef enum mimicMemoryType {
+  MIMIC_MEMORY_TYPE_PAGEABLE = 0, /* ordinary host memory, unknown to mimic */
+  MIMIC_MEMORY_TYPE_PINNED = 1,   /* from mimicHostAlloc */
+  MIMIC_MEMORY_TYPE_DEVICE = 2    /* from mimicMemAlloc */
+} mimicMemoryType;
+
+typedef struct mimicPointerAttributes {
+  mimicMemoryType type;
+  int device;           /* -1 unless type is DEVICE */
+  void* base;           /* start of the allocation that holds the pointer; NULL for pageable */
+  size_t size;          /* its size in bytes; 0 for pageable */
+} mimicPointerAttributes;
+
+/* Describes any pointer; an interior pointer reports its allocation.
+ * Returns MIMIC_ERROR_NULL_POINTER (ptr or attrs), MIMIC_ERROR_INVALID_DEVICE_POINTER (inside
+ * a device's address range but not in a live allocation). */
+mimicResult mimicPointerGetAttributes(const void* ptr, mimicPointerAttributes* attrs);
+
+/* Copies bytes; the direction is inferred from the pointers (host to device, device to host,
+ * device to device, also across devices, and host to host). It is queued on the default queue
+ * of the device involved (the destination's for device-to-device) and returns when the copy
+ * has completed. Host to host copies run at once.
+ * Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_SIZE (zero),
+ * MIMIC_ERROR_INVALID_DEVICE_POINTER, MIMIC_ERROR_OUT_OF_BOUNDS, a sticky error. */
+mimicResult mimicMemcpy(void* dst, const void* src, size_t bytes);
+/* Queues a copy. The queue must belong to the device of the device pointer (either one, for a
+ * device-to-device copy). From pinned memory it returns at once; from pageable memory the data
+ * is staged first, so the source may be reused on return; to pageable memory it returns only
+ * when the copy is complete, as real drivers do.
+ * Returns the codes of mimicMemcpy, MIMIC_ERROR_INVALID_QUEUE, MIMIC_ERROR_WRONG_DEVICE. */
+mimicResult mimicMemcpyAsync(void* dst, const void* src, size_t bytes, mimicQueue queue);
+/* Queues a copy between two devices over the device links. The queue must belong to one of
+ * them. Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_SIZE, MIMIC_ERROR_INVALID_DEVICE,
+ * MIMIC_ERROR_INVALID_DEVICE_POINTER, MIMIC_ERROR_OUT_OF_BOUNDS, MIMIC_ERROR_WRONG_DEVICE
+ * (a pointer is not on the device named for it, or the queue on neither),
+ * MIMIC_ERROR_INVALID_QUEUE, a sticky error. */
+mimicResult mimicMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice,
+                                 size_t bytes, mimicQueue queue);
+/* Queues a fill of bytes with (unsigned char)value.
+ * Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_SIZE (zero),
+ * MIMIC_ERROR_INVALID_VALUE (value outside -128..255), MIMIC_ERROR_INVALID_DEVICE_POINTER,
+ * MIMIC_ERROR_OUT_OF_BOUNDS, MIMIC_ERROR_INVALID_QUEUE, MIMIC_ERROR_WRONG_DEVICE,
+ * a sticky error. */
+mimicResult mimicMemsetAsync(void* dptr, int value, size_t bytes, mimicQueue queue);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Queues: ordered streams of commands. Queues never synchronise with each other implicitly:
+ * only events order them. Each queue runs on one of the device's hardware queues; when there
+ * are more queues than hardware queues, queues share them (and so are ordered with each other,
+ * as on real hardware).                                                                     */
+
+#define MIMIC_QUEUE_PRIORITY_LOW 0
+#define MIMIC_QUEUE_PRIORITY_HIGH (-1)
+
+/* flags must be 0; priority is 0 (low) or -1 (high), as in CUDA's convention.
+ * Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_DEVICE, MIMIC_ERROR_INVALID_FLAGS,
+ * MIMIC_ERROR_INVALID_PRIORITY, a sticky error. */
+mimicResult mimicQueueCreate(int device, unsigned flags, int priority, mimicQueue* queue);
+/* Destroys a queue; work already queued still completes. The default queue (NULL) cannot be
+ * destroyed. Returns MIMIC_ERROR_INVALID_QUEUE. */
+mimicResult mimicQueueDestroy(mimicQueue queue);
+/* MIMIC_SUCCESS if all work queued so far has completed, else MIMIC_NOT_READY. Each query
+ * advances the host's simulated clock by the preset's host.poll_ns, so polling terminates.
+ * Returns MIMIC_ERROR_INVALID_QUEUE, a sticky error. */
+mimicResult mimicQueueQuery(mimicQueue queue);
+/* Blocks until all work queued so far has completed.
+ * Returns MIMIC_ERROR_INVALID_QUEUE, MIMIC_ERROR_SIMULATION_STALLED, a sticky error. */
+mimicResult mimicQueueSynchronize(mimicQueue queue);
+/* Makes all later work on the queue wait until the event's most recent record has completed.
+ * The event may belong to another device.
+ * Returns MIMIC_ERROR_INVALID_QUEUE, MIMIC_ERROR_INVALID_EVENT,
+ * MIMIC_ERROR_EVENT_NOT_RECORDED, a sticky error. */
+mimicResult mimicQueueWaitEvent(mimicQueue queue, mimicEvent event);
+/* Queues a call of fn(userData) on the simulation's thread, once all earlier work on the queue
+ * has completed; later work on the queue waits for it to return. fn must not call mimic.
+ * Returns MIMIC_ERROR_NULL_POINTER (fn), MIMIC_ERROR_INVALID_QUEUE, a sticky error. */
+mimicResult mimicLaunchHostFunc(mimicQueue queue, void (*fn)(void*), void* userData);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Events                                                                                    */
+
+#define MIMIC_EVENT_DEFAULT 0u
+#define MIMIC_EVENT_DISABLE_TIMING 1u
+
+/* flags: MIMIC_EVENT_DEFAULT or MIMIC_EVENT_DISABLE_TIMING.
+ * Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_DEVICE, MIMIC_ERROR_INVALID_FLAGS,
+ * a sticky error. */
+mimicResult mimicEventCreate(int device, unsigned flags, mimicEvent* event);
+/* Destroys an event; queued waits on it still work. Returns MIMIC_ERROR_INVALID_EVENT. */
+mimicResult mimicEventDestroy(mimicEvent event);
+/* Records the event on the queue: it completes when all earlier work on the queue has, and
+ * captures that simulated time. Re-recording replaces the previous record for later calls.
+ * Returns MIMIC_ERROR_INVALID_EVENT, MIMIC_ERROR_INVALID_QUEUE, MIMIC_ERROR_WRONG_DEVICE
+ * (queue and event on different devices), a sticky error. */
+mimicResult mimicEventRecord(mimicEvent event, mimicQueue queue);
+/* MIMIC_SUCCESS if the most recent record has completed, else MIMIC_NOT_READY. Advances the
+ * host clock like mimicQueueQuery.
+ * Returns MIMIC_ERROR_INVALID_EVENT, MIMIC_ERROR_EVENT_NOT_RECORDED, a sticky error. */
+mimicResult mimicEventQuery(mimicEvent event);
+/* Blocks until the most recent record has completed.
+ * Returns MIMIC_ERROR_INVALID_EVENT, MIMIC_ERROR_EVENT_NOT_RECORDED,
+ * MIMIC_ERROR_SIMULATION_STALLED, a sticky error. */
+mimicResult mimicEventSynchronize(mimicEvent event);
+/* Simulated milliseconds from start's record to end's record (negative if end came first).
+ * Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_EVENT,
+ * MIMIC_ERROR_EVENT_NOT_RECORDED, MIMIC_ERROR_EVENT_TIMING_DISABLED, MIMIC_NOT_READY (a record
+ * has not completed yet), a sticky error. */
+mimicResult mimicEventElapsedTime(float* ms, mimicEvent start, mimicEvent end);
+/* The simulated time, in ns, at which the event's most recent record completed.
+ * Returns the codes of mimicEventElapsedTime that apply to one event. */
+mimicResult mimicEventGetTimestamp(mimicEvent event, uint64_t* simNs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MIMIC_MIMIC_H */

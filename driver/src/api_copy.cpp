@@ -1,0 +1,177 @@
+// mimicMemcpy, mimicMemcpyAsync, mimicMemcpyPeerAsync, mimicMemsetAsync.
+//
+// The bytes move when the command is submitted (functional order is submission order, see
+// DESIGN.md); the simulation then decides when the copy starts and ends.
+#include <cstring>
+
+#include "runtime.h"
+#include "sim/device.h"
+
+using namespace mimic::driver;
+using mimic::sim::Command;
+using mimic::sim::CommandKind;
+using mimic::sim::TransferKind;
+
+namespace {
+
+// One side of a copy, validated.
+struct Endpoint {
+  int device = -1;  // -1: host memory
+  bool pinned = false;
+  uint8_t* bytes = nullptr;  // where the driver reads or writes them
+};
+
+Endpoint resolve(Runtime& rt, const void* pointer, size_t count, const char* argument) {
+  requireNotNull(pointer, argument);
+  Endpoint end;
+  end.device = rt.deviceOfAddress(pointer);
+  if (end.device < 0) {
+    void* base = nullptr;
+    size_t size = 0;
+    end.pinned = rt.findPinned(pointer, count, &base, &size);
+    end.bytes = static_cast<uint8_t*>(const_cast<void*>(pointer));
+    return end;
+  }
+  rt.checkSticky(end.device);
+  mimic::sim::DeviceMemory& memory = rt.sim().device(end.device).memory();
+  const uint64_t address = reinterpret_cast<uint64_t>(pointer);
+  mimic::sim::Allocation a;
+  if (!memory.find(address, &a)) {
+    fail(MIMIC_ERROR_INVALID_DEVICE_POINTER,
+         std::string(argument) + " " + hexAddress(pointer) + " is not inside a live allocation of device " +
+             std::to_string(end.device));
+  }
+  const uint64_t available = a.base + a.size - address;
+  if (count > available) {
+    fail(MIMIC_ERROR_OUT_OF_BOUNDS,
+         std::string(argument) + " range of " + std::to_string(count) + " bytes at " +
+             hexAddress(pointer) + " runs " + std::to_string(count - available) +
+             " bytes past the end of its " + std::to_string(a.size) + "-byte allocation");
+  }
+  end.bytes = memory.hostView(address);
+  return end;
+}
+
+TransferKind transferKind(const Endpoint& dst, const Endpoint& src) {
+  if (dst.device < 0 && src.device < 0) return TransferKind::HostToHost;
+  if (src.device < 0) return TransferKind::HostToDevice;
+  if (dst.device < 0) return TransferKind::DeviceToHost;
+  return dst.device == src.device ? TransferKind::DeviceToDevice : TransferKind::Peer;
+}
+
+// The device whose default queue a copy uses when the caller names none.
+int homeDevice(const Endpoint& dst, const Endpoint& src) {
+  if (dst.device >= 0) return dst.device;
+  return src.device >= 0 ? src.device : 0;
+}
+
+void checkQueueDevice(const QueueState& q, const Endpoint& dst, const Endpoint& src) {
+  if (dst.device < 0 && src.device < 0) return;
+  if (q.device == dst.device || q.device == src.device) return;
+  fail(MIMIC_ERROR_WRONG_DEVICE, "the queue belongs to device " + std::to_string(q.device) +
+                                     ", which holds neither side of the copy");
+}
+
+// Moves the bytes, then queues the timed transfer. Returns its completion.
+std::shared_ptr<mimic::sim::Completion> enqueueCopy(Runtime& rt, const Endpoint& dst,
+                                                    const Endpoint& src, size_t bytes,
+                                                    QueueState& queue) {
+  if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
+  checkQueueDevice(queue, dst, src);
+  std::memmove(dst.bytes, src.bytes, bytes);
+  auto cmd = std::make_unique<Command>();
+  cmd->kind = CommandKind::Transfer;
+  cmd->transfer = transferKind(dst, src);
+  cmd->bytes = bytes;
+  cmd->srcDevice = src.device;
+  cmd->dstDevice = dst.device;
+  cmd->hostPinned = cmd->transfer == TransferKind::HostToDevice   ? src.pinned
+                    : cmd->transfer == TransferKind::DeviceToHost ? dst.pinned
+                                                                  : true;
+  return rt.submit(queue, std::move(cmd));
+}
+
+}  // namespace
+
+extern "C" {
+
+mimicResult mimicMemcpy(void* dst, const void* src, size_t bytes) {
+  return guarded(__func__, [&](Runtime& rt) {
+    Endpoint to = resolve(rt, dst, bytes, "dst");
+    Endpoint from = resolve(rt, src, bytes, "src");
+    if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
+    if (to.device < 0 && from.device < 0) {
+      std::memmove(to.bytes, from.bytes, bytes);
+      return MIMIC_SUCCESS;
+    }
+    auto queue = rt.queue(nullptr, homeDevice(to, from));
+    rt.wait({enqueueCopy(rt, to, from, bytes, *queue)});
+    rt.checkSticky(queue->device);
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicMemcpyAsync(void* dst, const void* src, size_t bytes, mimicQueue queue) {
+  return guarded(__func__, [&](Runtime& rt) {
+    Endpoint to = resolve(rt, dst, bytes, "dst");
+    Endpoint from = resolve(rt, src, bytes, "src");
+    auto q = rt.queue(queue, homeDevice(to, from));
+    auto completion = enqueueCopy(rt, to, from, bytes, *q);
+    if (to.device < 0 && from.device >= 0 && !to.pinned) {
+      // Into pageable memory the driver must finish before returning, as real drivers do.
+      rt.wait({completion});
+      rt.checkSticky(q->device);
+    }
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice,
+                                 size_t bytes, mimicQueue queue) {
+  return guarded(__func__, [&](Runtime& rt) {
+    rt.checkDevice(dstDevice, "dstDevice");
+    rt.checkDevice(srcDevice, "srcDevice");
+    Endpoint to = resolve(rt, dst, bytes, "dst");
+    Endpoint from = resolve(rt, src, bytes, "src");
+    if (to.device != dstDevice) {
+      fail(MIMIC_ERROR_WRONG_DEVICE, "dst " + hexAddress(dst) + " is not on device " +
+                                         std::to_string(dstDevice));
+    }
+    if (from.device != srcDevice) {
+      fail(MIMIC_ERROR_WRONG_DEVICE, "src " + hexAddress(src) + " is not on device " +
+                                         std::to_string(srcDevice));
+    }
+    auto q = rt.queue(queue, dstDevice);
+    enqueueCopy(rt, to, from, bytes, *q);
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicMemsetAsync(void* dptr, int value, size_t bytes, mimicQueue queue) {
+  return guarded(__func__, [&](Runtime& rt) {
+    Endpoint target = resolve(rt, dptr, bytes, "dptr");
+    if (target.device < 0) {
+      fail(MIMIC_ERROR_INVALID_DEVICE_POINTER, "dptr " + hexAddress(dptr) +
+                                                   " is host memory, not a device pointer");
+    }
+    if (value < -128 || value > 255) {
+      fail(MIMIC_ERROR_INVALID_VALUE, "value " + std::to_string(value) + " is not a byte");
+    }
+    if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
+    auto q = rt.queue(queue, target.device);
+    if (q->device != target.device) {
+      fail(MIMIC_ERROR_WRONG_DEVICE, "the queue belongs to device " + std::to_string(q->device) +
+                                         ", dptr to device " + std::to_string(target.device));
+    }
+    std::memset(target.bytes, value, bytes);
+    auto cmd = std::make_unique<Command>();
+    cmd->kind = CommandKind::Transfer;
+    cmd->transfer = TransferKind::Fill;
+    cmd->bytes = bytes;
+    cmd->dstDevice = target.device;
+    rt.submit(*q, std::move(cmd));
+    return MIMIC_SUCCESS;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,24 @@
+// mimicDebug*: fault injection for testing error handling.
+#include "mimic/mimic_debug.h"
+#include "runtime.h"
+
+using namespace mimic::driver;
+
+extern "C" {
+
+mimicResult mimicDebugInjectFault(mimicQueue queue, mimicResult error) {
+  return guarded(__func__, [&](Runtime& rt) {
+    if (!isStickyError(error)) {
+      fail(MIMIC_ERROR_INVALID_VALUE,
+           std::string(mimicGetErrorName(error)) + " is not a sticky device error");
+    }
+    auto q = rt.queue(queue, 0);
+    auto cmd = std::make_unique<mimic::sim::Command>();
+    cmd->kind = mimic::sim::CommandKind::Fault;
+    cmd->faultCode = error;
+    rt.submit(*q, std::move(cmd));
+    return MIMIC_SUCCESS;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,95 @@
+// mimicQueue*, mimicLaunchHostFunc.
+#include "runtime.h"
+
+using namespace mimic::driver;
+using mimic::sim::Command;
+using mimic::sim::CommandKind;
+
+namespace {
+
+// Queue functions that take no device argument: a NULL queue is device 0's default queue.
+constexpr int kDefaultQueueDevice = 0;
+
+bool hasCompletedBy(const std::shared_ptr<mimic::sim::Completion>& c, mimic::sim::SimTime now) {
+  return !c || (c->done.load(std::memory_order_acquire) && c->end <= now);
+}
+
+}  // namespace
+
+extern "C" {
+
+mimicResult mimicQueueCreate(int device, unsigned flags, int priority, mimicQueue* queue) {
+  return guarded(__func__, [&](Runtime& rt) {
+    requireNotNull(queue, "queue");
+    rt.checkDevice(device);
+    if (flags != 0) fail(MIMIC_ERROR_INVALID_FLAGS, "flags must be 0");
+    if (priority != MIMIC_QUEUE_PRIORITY_LOW && priority != MIMIC_QUEUE_PRIORITY_HIGH) {
+      fail(MIMIC_ERROR_INVALID_PRIORITY,
+           "priority " + std::to_string(priority) + " is neither 0 (low) nor -1 (high)");
+    }
+    auto state = std::make_shared<QueueState>(
+        QueueState{device, rt.assignHwQueue(device), priority, nullptr});
+    *queue = rt.addQueue(std::move(state));
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicQueueDestroy(mimicQueue queue) {
+  return guarded(__func__, [&](Runtime& rt) {
+    if (!queue) fail(MIMIC_ERROR_INVALID_QUEUE, "the default queue cannot be destroyed");
+    if (!rt.removeQueue(queue)) {
+      fail(MIMIC_ERROR_INVALID_QUEUE, "queue " + hexAddress(queue) + " is not a live queue");
+    }
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicQueueQuery(mimicQueue queue) {
+  return guarded(__func__, [&](Runtime& rt) {
+    auto q = rt.queue(queue, kDefaultQueueDevice);
+    rt.poll();
+    rt.checkSticky(q->device);
+    return hasCompletedBy(rt.snapshot(q->last), rt.sim().hostTime()) ? MIMIC_SUCCESS
+                                                                      : MIMIC_NOT_READY;
+  });
+}
+
+mimicResult mimicQueueSynchronize(mimicQueue queue) {
+  return guarded(__func__, [&](Runtime& rt) {
+    auto q = rt.queue(queue, kDefaultQueueDevice);
+    if (auto last = rt.snapshot(q->last)) rt.wait({last});
+    rt.checkSticky(q->device);
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicQueueWaitEvent(mimicQueue queue, mimicEvent event) {
+  return guarded(__func__, [&](Runtime& rt) {
+    auto e = rt.event(event);
+    auto q = rt.queue(queue, kDefaultQueueDevice);
+    auto record = rt.snapshot(e->record);
+    if (!record) {
+      fail(MIMIC_ERROR_EVENT_NOT_RECORDED, "event " + hexAddress(event) + " was never recorded");
+    }
+    auto cmd = std::make_unique<Command>();
+    cmd->kind = CommandKind::EventWait;
+    cmd->waitFor = std::move(record);
+    rt.submit(*q, std::move(cmd));
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicLaunchHostFunc(mimicQueue queue, void (*fn)(void*), void* userData) {
+  return guarded(__func__, [&](Runtime& rt) {
+    requireNotNull(reinterpret_cast<const void*>(fn), "fn");
+    auto q = rt.queue(queue, kDefaultQueueDevice);
+    auto cmd = std::make_unique<Command>();
+    cmd->kind = CommandKind::HostFunc;
+    cmd->hostFn = fn;
+    cmd->userData = userData;
+    rt.submit(*q, std::move(cmd));
+    return MIMIC_SUCCESS;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,120 @@
+#include "errors.h"
+
+#include <cstdio>
+
+#include "runtime.h"
+
+namespace mimic::driver {
+namespace {
+
+thread_local std::string tlsDetail;
+thread_local mimicResult tlsLastError = MIMIC_SUCCESS;
+
+struct ResultInfo {
+  mimicResult result;
+  const char* name;
+  const char* description;
+};
+
+#define MIMIC_RESULT(code, text) {code, #code, text}
+constexpr ResultInfo kResults[] = {
+    MIMIC_RESULT(MIMIC_SUCCESS, "the call succeeded"),
+    MIMIC_RESULT(MIMIC_NOT_READY, "the work has not completed yet"),
+    MIMIC_RESULT(MIMIC_ERROR_NOT_INITIALIZED, "mimicInit has not been called successfully"),
+    MIMIC_RESULT(MIMIC_ERROR_ALREADY_INITIALIZED,
+                 "the process already holds a simulation built with another configuration"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_FLAGS, "the flags argument has bits that are not defined"),
+    MIMIC_RESULT(MIMIC_ERROR_UNKNOWN_PRESET, "no preset has that name, or the file is unreadable"),
+    MIMIC_RESULT(MIMIC_ERROR_UNKNOWN_CONFIG_FIELD, "a preset or override sets an unknown field"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_CONFIG_VALUE, "a preset field has an invalid value"),
+    MIMIC_RESULT(MIMIC_ERROR_SYSTEM_RESOURCES,
+                 "the host cannot provide the resources the preset needs"),
+    MIMIC_RESULT(MIMIC_ERROR_NULL_POINTER, "a required pointer argument is NULL"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_DEVICE, "the device index is out of range"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_SIZE, "the size is zero or larger than can be served"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_VALUE, "an argument is outside its documented range"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_PRIORITY, "the queue priority is not 0 or -1"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_QUEUE, "the queue handle is invalid or destroyed"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_EVENT, "the event handle is invalid or destroyed"),
+    MIMIC_RESULT(MIMIC_ERROR_WRONG_DEVICE, "a queue, event or pointer belongs to another device"),
+    MIMIC_RESULT(MIMIC_ERROR_NOT_PERMITTED,
+                 "mimic may not be called from a host function running on a queue"),
+    MIMIC_RESULT(MIMIC_ERROR_OUT_OF_MEMORY, "the device has no free block that large"),
+    MIMIC_RESULT(MIMIC_ERROR_HOST_OUT_OF_MEMORY, "pinned host memory could not be allocated"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_DEVICE_POINTER,
+                 "the pointer is not inside a live device allocation"),
+    MIMIC_RESULT(MIMIC_ERROR_DOUBLE_FREE, "the allocation was already freed"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_HOST_POINTER,
+                 "the pointer is not the start of a pinned host allocation"),
+    MIMIC_RESULT(MIMIC_ERROR_OUT_OF_BOUNDS, "the range runs past the end of its allocation"),
+    MIMIC_RESULT(MIMIC_ERROR_EVENT_NOT_RECORDED, "the event has never been recorded"),
+    MIMIC_RESULT(MIMIC_ERROR_EVENT_TIMING_DISABLED,
+                 "the event was created with MIMIC_EVENT_DISABLE_TIMING"),
+    MIMIC_RESULT(MIMIC_ERROR_SIMULATION_STALLED, "the awaited work can never complete"),
+    MIMIC_RESULT(MIMIC_ERROR_ILLEGAL_ADDRESS, "the device accessed an illegal address"),
+    MIMIC_RESULT(MIMIC_ERROR_LAUNCH_FAILURE, "a kernel failed on the device"),
+    MIMIC_RESULT(MIMIC_ERROR_LAUNCH_TIMEOUT, "a kernel ran past the watchdog limit"),
+    MIMIC_RESULT(MIMIC_ERROR_ECC_UNCORRECTABLE, "the device memory had an uncorrectable error"),
+    MIMIC_RESULT(MIMIC_ERROR_DEVICE_LOST, "the device is lost"),
+};
+#undef MIMIC_RESULT
+
+const ResultInfo* findResult(mimicResult result) {
+  for (const ResultInfo& info : kResults) {
+    if (info.result == result) return &info;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool isStickyError(mimicResult result) {
+  return result >= MIMIC_ERROR_ILLEGAL_ADDRESS && result <= MIMIC_ERROR_DEVICE_LOST;
+}
+
+std::string hexAddress(const void* pointer) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%p", pointer);
+  return text;
+}
+
+mimicResult recordFailure(const char* function, mimicResult result, const std::string& message) {
+  tlsDetail = std::string(function) + ": " + message;
+  tlsLastError = result;
+  return result;
+}
+
+}  // namespace mimic::driver
+
+using namespace mimic::driver;
+
+extern "C" {
+
+const char* mimicGetErrorName(mimicResult result) {
+  const ResultInfo* info = findResult(result);
+  return info ? info->name : "MIMIC_UNRECOGNIZED_RESULT";
+}
+
+const char* mimicGetErrorString(mimicResult result) {
+  const ResultInfo* info = findResult(result);
+  return info ? info->description : "the value is not a mimicResult";
+}
+
+mimicResult mimicGetErrorDetail(const char** detail) {
+  if (!detail) return recordFailure("mimicGetErrorDetail", MIMIC_ERROR_NULL_POINTER,
+                                    "detail is NULL");
+  *detail = tlsDetail.c_str();
+  return MIMIC_SUCCESS;
+}
+
+mimicResult mimicGetLastError(void) {
+  if (Runtime* runtime = Runtime::instance()) {
+    mimicResult sticky = runtime->firstStickyError();
+    if (sticky != MIMIC_SUCCESS) return sticky;
+  }
+  mimicResult last = tlsLastError;
+  tlsLastError = MIMIC_SUCCESS;
+  return last;
+}
+
+}  // extern "C"

@@ -1,0 +1,258 @@
+#include "runtime.h"
+
+#include <cstdlib>
+
+#include "sim/device.h"
+#include "sim/params.h"
+
+namespace mimic::driver {
+namespace {
+
+std::mutex initMutex;
+std::atomic<Runtime*> globalRuntime{nullptr};
+
+void shutdownAtExit() {
+  // Stop the simulation thread before static destructors run under it. The runtime itself
+  // stays allocated: other threads may still hold references into it at exit.
+  if (Runtime* runtime = globalRuntime.load()) runtime->sim().stop();
+}
+
+mimicResult configErrorResult(const sim::ConfigError& e) {
+  switch (e.kind()) {
+    case sim::ConfigError::Kind::UnknownPreset:
+      return MIMIC_ERROR_UNKNOWN_PRESET;
+    case sim::ConfigError::Kind::UnknownField:
+      return MIMIC_ERROR_UNKNOWN_CONFIG_FIELD;
+    case sim::ConfigError::Kind::InvalidValue:
+      break;
+  }
+  return MIMIC_ERROR_INVALID_CONFIG_VALUE;
+}
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+}  // namespace
+
+Runtime* Runtime::instance() { return globalRuntime.load(std::memory_order_acquire); }
+
+mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* overrides,
+                                bool mustMatch) {
+  const char* function = mustMatch ? "mimicInitWithPreset" : "mimicInit";
+  if (flags != 0) {
+    return recordFailure(function, MIMIC_ERROR_INVALID_FLAGS,
+                         "flags must be 0, got " + std::to_string(flags));
+  }
+  std::string presetName = preset ? preset : environment("MIMIC_PRESET");
+  if (presetName.empty()) presetName = "default";
+  std::string allOverrides = environment("MIMIC_OVERRIDES");
+  std::string numDevices = environment("MIMIC_NUM_DEVICES");
+  if (!numDevices.empty()) allOverrides += ",system.num_devices=" + numDevices;
+  if (overrides) allOverrides += std::string(",") + overrides;
+  std::string identity = presetName + "|" + allOverrides;
+
+  std::lock_guard<std::mutex> lock(initMutex);
+  if (Runtime* existing = instance()) {
+    if (!mustMatch || existing->identity_ == identity) return MIMIC_SUCCESS;
+    return recordFailure(function, MIMIC_ERROR_ALREADY_INITIALIZED,
+                         "this process already simulates preset '" + existing->identity_ +
+                             "'; one process holds one simulation");
+  }
+  try {
+    sim::SystemConfig config = sim::SystemConfig::load(presetName, allOverrides);
+    globalRuntime.store(new Runtime(config, identity), std::memory_order_release);
+  } catch (const sim::ConfigError& e) {
+    return recordFailure(function, configErrorResult(e), e.what());
+  } catch (const std::exception& e) {
+    return recordFailure(function, MIMIC_ERROR_SYSTEM_RESOURCES, e.what());
+  }
+  std::atexit(shutdownAtExit);
+  return MIMIC_SUCCESS;
+}
+
+Runtime::Runtime(const sim::SystemConfig& config, std::string identity)
+    : sim_(std::make_unique<sim::Simulator>(config)), identity_(std::move(identity)) {
+  const int hwQueues = config.commandProcessor.hwQueues;
+  for (int d = 0; d < config.numDevices; ++d) {
+    auto state = std::make_unique<DeviceState>();
+    state->defaultQueue = std::make_shared<QueueState>(QueueState{d, 0, 0, nullptr});
+    state->lastOnHwQueue.resize(hwQueues);
+    // Created queues start on hardware queue 1: the default queue keeps 0 to itself as long
+    // as there are enough hardware queues.
+    state->nextHwQueue = hwQueues > 1 ? 1 : 0;
+    devices_.push_back(std::move(state));
+  }
+}
+
+void Runtime::checkDeviceIndex(int device, const char* argument) {
+  if (device < 0 || device >= numDevices()) {
+    fail(MIMIC_ERROR_INVALID_DEVICE, std::string(argument) + " " + std::to_string(device) +
+                                         " is out of range (the system has " +
+                                         std::to_string(numDevices()) + " devices)");
+  }
+}
+
+void Runtime::checkDevice(int device, const char* argument) {
+  checkDeviceIndex(device, argument);
+  checkSticky(device);
+}
+
+std::shared_ptr<QueueState> Runtime::queue(mimicQueue handle, int defaultDevice) {
+  if (!handle) {
+    checkDevice(defaultDevice);
+    return devices_[defaultDevice]->defaultQueue;
+  }
+  auto q = queues_.find(reinterpret_cast<uint64_t>(handle));
+  if (!q) fail(MIMIC_ERROR_INVALID_QUEUE, "queue " + hexAddress(handle) + " is not a live queue");
+  checkSticky(q->device);
+  return q;
+}
+
+std::shared_ptr<EventState> Runtime::event(mimicEvent handle) {
+  if (!handle) fail(MIMIC_ERROR_INVALID_EVENT, "event is NULL");
+  auto e = events_.find(reinterpret_cast<uint64_t>(handle));
+  if (!e) fail(MIMIC_ERROR_INVALID_EVENT, "event " + hexAddress(handle) + " is not a live event");
+  checkSticky(e->device);
+  return e;
+}
+
+mimicQueue Runtime::addQueue(std::shared_ptr<QueueState> queue) {
+  return reinterpret_cast<mimicQueue>(queues_.add(std::move(queue)));
+}
+
+bool Runtime::removeQueue(mimicQueue handle) {
+  return queues_.remove(reinterpret_cast<uint64_t>(handle));
+}
+
+mimicEvent Runtime::addEvent(std::shared_ptr<EventState> event) {
+  return reinterpret_cast<mimicEvent>(events_.add(std::move(event)));
+}
+
+bool Runtime::removeEvent(mimicEvent handle) {
+  return events_.remove(reinterpret_cast<uint64_t>(handle));
+}
+
+int Runtime::assignHwQueue(int device) {
+  std::lock_guard<std::mutex> lock(submitMutex_);
+  DeviceState& state = *devices_[device];
+  const int hwQueues = config().commandProcessor.hwQueues;
+  int assigned = state.nextHwQueue;
+  state.nextHwQueue = hwQueues > 1 ? 1 + assigned % (hwQueues - 1) : 0;
+  return assigned;
+}
+
+std::shared_ptr<sim::Completion> Runtime::submit(QueueState& queue,
+                                                 std::unique_ptr<sim::Command> cmd,
+                                                 EventState* recordInto) {
+  cmd->device = queue.device;
+  cmd->hwQueue = queue.hwQueue;
+  std::shared_ptr<sim::Completion> completion = cmd->completion;
+  std::lock_guard<std::mutex> lock(submitMutex_);
+  sim_->submit(std::move(cmd));
+  queue.last = completion;
+  devices_[queue.device]->lastOnHwQueue[queue.hwQueue] = completion;
+  if (recordInto) recordInto->record = completion;
+  return completion;
+}
+
+std::shared_ptr<sim::Completion> Runtime::snapshot(
+    const std::shared_ptr<sim::Completion>& field) {
+  std::lock_guard<std::mutex> lock(submitMutex_);
+  return field;
+}
+
+void Runtime::wait(const std::vector<std::shared_ptr<sim::Completion>>& completions) {
+  bool completed = sim_->wait(completions);
+  observeFaults();
+  if (!completed) {
+    fail(MIMIC_ERROR_SIMULATION_STALLED, "the awaited work can never complete");
+  }
+}
+
+void Runtime::waitForDevice(int device) {
+  std::vector<std::shared_ptr<sim::Completion>> pending;
+  {
+    std::lock_guard<std::mutex> lock(submitMutex_);
+    for (const auto& c : devices_[device]->lastOnHwQueue) {
+      if (c) pending.push_back(c);
+    }
+  }
+  wait(pending);
+}
+
+void Runtime::poll() {
+  sim_->poll();
+  observeFaults();
+}
+
+void Runtime::observeFaults() {
+  const sim::SimTime now = sim_->hostTime();
+  for (int d = 0; d < numDevices(); ++d) {
+    const sim::Device& device = sim_->device(d);
+    int code = device.faultCode();
+    if (code != 0 && device.faultTime() <= now) devices_[d]->sticky.store(code);
+  }
+}
+
+void Runtime::checkSticky(int device) {
+  int code = devices_[device]->sticky.load();
+  if (code != MIMIC_SUCCESS) {
+    fail(static_cast<mimicResult>(code),
+         std::string("device ") + std::to_string(device) + " has failed with " +
+             mimicGetErrorName(static_cast<mimicResult>(code)) +
+             "; call mimicDeviceReset to recover");
+  }
+}
+
+mimicResult Runtime::firstStickyError() const {
+  for (const auto& state : devices_) {
+    int code = state->sticky.load();
+    if (code != MIMIC_SUCCESS) return static_cast<mimicResult>(code);
+  }
+  return MIMIC_SUCCESS;
+}
+
+void Runtime::resetDevice(int device) {
+  waitForDevice(device);
+  sim_->device(device).clearFault();
+  sim_->device(device).memory().releaseAll();
+  devices_[device]->sticky.store(MIMIC_SUCCESS);
+}
+
+void Runtime::addPinned(void* base, size_t bytes) {
+  std::lock_guard<std::mutex> lock(pinnedMutex_);
+  pinned_[reinterpret_cast<uintptr_t>(base)] = bytes;
+}
+
+bool Runtime::removePinned(void* base, size_t* bytes) {
+  std::lock_guard<std::mutex> lock(pinnedMutex_);
+  auto it = pinned_.find(reinterpret_cast<uintptr_t>(base));
+  if (it == pinned_.end()) return false;
+  *bytes = it->second;
+  pinned_.erase(it);
+  return true;
+}
+
+bool Runtime::findPinned(const void* pointer, size_t bytes, void** base, size_t* size) const {
+  std::lock_guard<std::mutex> lock(pinnedMutex_);
+  const uintptr_t p = reinterpret_cast<uintptr_t>(pointer);
+  auto it = pinned_.upper_bound(p);
+  if (it == pinned_.begin()) return false;
+  --it;
+  if (p - it->first >= it->second || bytes > it->second - (p - it->first)) return false;
+  *base = reinterpret_cast<void*>(it->first);
+  *size = it->second;
+  return true;
+}
+
+int Runtime::deviceOfAddress(const void* pointer) {
+  const uint64_t address = reinterpret_cast<uint64_t>(pointer);
+  for (int d = 0; d < numDevices(); ++d) {
+    if (sim_->device(d).memory().inRange(address)) return d;
+  }
+  return -1;
+}
+
+}  // namespace mimic::driver

@@ -1,0 +1,114 @@
+// The driver's process-wide state: the simulation, the queues and events handed out, pinned
+// host memory, and each device's sticky error. Every API function enters through guarded().
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "errors.h"
+#include "handle_table.h"
+#include "mimic/mimic.h"
+#include "sim/simulator.h"
+
+namespace mimic::driver {
+
+struct QueueState {
+  int device;
+  int hwQueue;
+  int priority;
+  std::shared_ptr<sim::Completion> last;  // of the most recent command; guarded by submitMutex
+};
+
+struct EventState {
+  int device;
+  unsigned flags;
+  std::shared_ptr<sim::Completion> record;  // of the most recent record; guarded by submitMutex
+};
+
+struct DeviceState {
+  std::shared_ptr<QueueState> defaultQueue;
+  std::vector<std::shared_ptr<sim::Completion>> lastOnHwQueue;  // guarded by submitMutex
+  int nextHwQueue = 0;
+  std::atomic<int> sticky{MIMIC_SUCCESS};  // the device's failure, once the host has seen it
+};
+
+class Runtime {
+ public:
+  static Runtime* instance();
+  static mimicResult initialize(unsigned flags, const char* preset, const char* overrides,
+                                bool mustMatch);
+
+  sim::Simulator& sim() { return *sim_; }
+  const sim::SystemConfig& config() const { return sim_->config(); }
+  int numDevices() const { return static_cast<int>(devices_.size()); }
+
+  // Validation; each throws ApiError naming the argument.
+  void checkDeviceIndex(int device, const char* argument = "device");
+  void checkDevice(int device, const char* argument = "device");  // and its sticky error
+  std::shared_ptr<QueueState> queue(mimicQueue handle, int defaultDevice);
+  std::shared_ptr<EventState> event(mimicEvent handle);
+
+  mimicQueue addQueue(std::shared_ptr<QueueState> queue);
+  bool removeQueue(mimicQueue handle);
+  mimicEvent addEvent(std::shared_ptr<EventState> event);
+  bool removeEvent(mimicEvent handle);
+  int assignHwQueue(int device);
+
+  // Hands a command to the simulation on `queue` and returns its completion.
+  std::shared_ptr<sim::Completion> submit(QueueState& queue, std::unique_ptr<sim::Command> cmd,
+                                          EventState* recordInto = nullptr);
+  // A queue's last command or an event's last record, read under the submission lock.
+  std::shared_ptr<sim::Completion> snapshot(const std::shared_ptr<sim::Completion>& field);
+  // Blocks on completions, then surfaces any device failure the host can now see.
+  void wait(const std::vector<std::shared_ptr<sim::Completion>>& completions);
+  void waitForDevice(int device);
+  void poll();
+  // Throws the device's sticky error if the host has seen its failure.
+  void checkSticky(int device);
+  mimicResult firstStickyError() const;
+  void resetDevice(int device);
+
+  // Pinned host memory.
+  void addPinned(void* base, size_t bytes);
+  bool removePinned(void* base, size_t* bytes);
+  bool findPinned(const void* pointer, size_t bytes, void** base, size_t* size) const;
+  // The device whose address range holds `pointer`, or -1.
+  int deviceOfAddress(const void* pointer);
+
+ private:
+  Runtime(const sim::SystemConfig& config, std::string identity);
+  void observeFaults();
+
+  std::unique_ptr<sim::Simulator> sim_;
+  std::string identity_;  // preset and overrides, to compare repeated initialisations
+  std::vector<std::unique_ptr<DeviceState>> devices_;
+  HandleTable<QueueState> queues_{1};
+  HandleTable<EventState> events_{2};
+  std::mutex submitMutex_;
+  mutable std::mutex pinnedMutex_;
+  std::map<uintptr_t, size_t> pinned_;
+};
+
+// Runs an API function body: checks that mimic is initialised and that the caller is not a
+// host function on the simulation thread, and turns ApiError into the result code.
+template <typename Body>
+mimicResult guarded(const char* function, Body&& body) {
+  try {
+    if (sim::Simulator::onSimulationThread()) {
+      fail(MIMIC_ERROR_NOT_PERMITTED, "called from a host function running on a queue");
+    }
+    Runtime* runtime = Runtime::instance();
+    if (!runtime) fail(MIMIC_ERROR_NOT_INITIALIZED, "call mimicInit first");
+    return body(*runtime);
+  } catch (const ApiError& e) {
+    return recordFailure(function, e.result(), e.message());
+  } catch (const std::bad_alloc&) {
+    return recordFailure(function, MIMIC_ERROR_HOST_OUT_OF_MEMORY, "host memory exhausted");
+  }
+}
+
+}  // namespace mimic::driver

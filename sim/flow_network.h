@@ -1,0 +1,68 @@
+// Bandwidth sharing between concurrent transfers, as a fluid model.
+//
+// Every shared path of data (an HBM, one direction of a host link or a device link, the host's
+// staging copy) is a resource with a bandwidth. A transfer is a flow of bytes over a list of
+// resources, each used with a weight (a device-local copy reads and writes HBM: weight 2).
+// Rates follow weighted max-min fairness (progressive filling), recomputed only when a flow
+// starts or ends, so idle time costs nothing and no component polls per cycle.
+#pragma once
+
+#include <systemc>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/sim_time.h"
+
+namespace mimic::sim {
+
+struct PathUse {
+  int resource;
+  double weight;
+};
+
+struct ResourceStats {
+  std::string name;
+  double bandwidthGBps = 0;
+  double bytes = 0;        // bytes that crossed it, weighted
+  SimTime busyNs = 0;      // time with at least one flow on it
+};
+
+class FlowNetwork : public sc_core::sc_module {
+ public:
+  explicit FlowNetwork(sc_core::sc_module_name name);
+
+  int addResource(const std::string& name, double bandwidthGBps);
+
+  // Moves `bytes` over `path` and returns once they have all arrived. Call from an SC_THREAD.
+  void transfer(const std::vector<PathUse>& path, uint64_t bytes);
+
+  const ResourceStats& stats(int resource) const { return resources_[resource]; }
+  int activeFlows() const { return static_cast<int>(flows_.size()); }
+
+ private:
+  struct Flow {
+    std::vector<PathUse> path;
+    double remaining;
+    double rate = 0;
+    sc_core::sc_event* done;
+  };
+  struct Resource : ResourceStats {
+    int users = 0;
+    SimTime busySince = 0;
+  };
+
+  void advanceTo(SimTime now);
+  void finishArrived();
+  void assignRates();
+  void scheduleNextFinish();
+  void onFinish();
+
+  std::vector<Resource> resources_;
+  std::vector<Flow*> flows_;
+  SimTime lastUpdate_ = 0;
+  sc_core::sc_event nextFinish_;
+};
+
+}  // namespace mimic::sim

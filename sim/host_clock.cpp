@@ -1,0 +1,15 @@
+#include "sim/host_clock.h"
+
+#include "sim/params.h"
+
+namespace mimic::sim {
+
+HostClockConfig HostClockConfig::read(ParamReader& params) {
+  HostClockConfig c;
+  c.submitNs = params.size("host.submit_ns", 0, "host time to submit one command, ns");
+  c.pollNs = params.size("host.poll_ns", 1000, "host time of one status query, ns");
+  requirePositive("host.poll_ns", double(c.pollNs));
+  return c;
+}
+
+}  // namespace mimic::sim

@@ -1,0 +1,204 @@
+#include "sim/simulator.h"
+
+#include <systemc>
+
+#include <atomic>
+#include <stdexcept>
+
+#include "sim/system.h"
+
+// libsystemc leaves sc_main unresolved, and mimic never calls it: the simulation thread starts
+// the simulation. It is defined here, in the object every user of the model links, so that
+// every executable and Python extension that loads mimic resolves it.
+extern "C" int sc_main(int, char**) { return 0; }
+
+namespace mimic::sim {
+namespace {
+
+thread_local bool tlsOnSimulationThread = false;
+std::atomic<bool> simulatorCreated{false};
+
+SimTime simNow() { return static_cast<SimTime>(sc_core::sc_time_stamp().value()); }
+
+}  // namespace
+
+Simulator::Simulator(const SystemConfig& config) : config_(config) {
+  if (simulatorCreated.exchange(true)) {
+    throw std::runtime_error("a simulation already exists in this process");
+  }
+  thread_ = std::thread([this] { threadMain(); });
+  std::unique_lock<std::mutex> lock(mutex_);
+  hostWake_.wait(lock, [this] { return started_ || !startupError_.empty(); });
+  if (!startupError_.empty()) {
+    lock.unlock();
+    thread_.join();
+    simulatorCreated = false;
+    throw std::runtime_error(startupError_);
+  }
+}
+
+Simulator::~Simulator() { stop(); }
+
+void Simulator::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shutdown_ = true;
+  }
+  simulationWake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Device& Simulator::device(int index) { return system_->device(index); }
+
+bool Simulator::onSimulationThread() { return tlsOnSimulationThread; }
+
+void Simulator::submit(std::unique_ptr<Command> command) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    command->stamp = hostTime_;
+    hostTime_ += config_.hostClock.submitNs;
+    inbox_.push_back(std::move(command));
+    idle_ = false;
+  }
+  simulationWake_.notify_one();
+}
+
+bool Simulator::wait(const std::vector<std::shared_ptr<Completion>>& completions) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (const auto& c : completions) c->awaited.store(true, std::memory_order_seq_cst);
+  SimTime latest = hostTime_;
+  bool allDone = true;
+  for (const auto& c : completions) {
+    if (!c->done.load(std::memory_order_seq_cst)) {
+      allDone = false;
+      break;
+    }
+    latest = std::max(latest, c->end);
+  }
+  if (allDone) {
+    hostTime_ = latest;
+    return true;
+  }
+  Waiter waiter{&completions};
+  waiters_.push_back(&waiter);
+  simulationWake_.notify_one();
+  hostWake_.wait(lock, [&] { return waiter.satisfied; });
+  return !waiter.stalled;
+}
+
+void Simulator::poll() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  hostTime_ += config_.hostClock.pollNs;
+  if (idle_) return;
+  const SimTime target = hostTime_;
+  simulationWake_.notify_one();
+  hostWake_.wait(lock, [&] { return reached_ >= target || idle_; });
+}
+
+SimTime Simulator::hostTime() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return hostTime_;
+}
+
+void Simulator::settleWaiters() {
+  bool woke = false;
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    Waiter& w = **it;
+    SimTime latest = hostTime_;
+    bool allDone = true;
+    for (const auto& c : *w.completions) {
+      if (!c->done.load(std::memory_order_acquire)) {
+        allDone = false;
+        break;
+      }
+      latest = std::max(latest, c->end);
+    }
+    if (!allDone) {
+      ++it;
+      continue;
+    }
+    hostTime_ = latest;
+    w.satisfied = true;
+    woke = true;
+    it = waiters_.erase(it);
+  }
+  if (woke) hostWake_.notify_all();
+}
+
+bool Simulator::runnable(SimTime target, bool unbounded) const {
+  if (!sc_core::sc_pending_activity()) return false;
+  if (unbounded) return true;
+  SimTime now = simNow();
+  if (now > target) return false;
+  return static_cast<SimTime>(sc_core::sc_time_to_pending_activity().value()) <= target - now;
+}
+
+void Simulator::runSimulation(SimTime target, bool unbounded) {
+  if (unbounded) {
+    sc_core::sc_start();  // until a host thread's completion pauses it, or nothing is left
+    return;
+  }
+  SimTime now = simNow();
+  if (target > now) {
+    sc_core::sc_start(sc_core::sc_time(static_cast<double>(target - now), sc_core::SC_NS));
+  } else {
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  }
+}
+
+void Simulator::threadMain() {
+  tlsOnSimulationThread = true;
+  try {
+    sc_core::sc_report_handler::set_actions(sc_core::SC_ID_NO_SC_START_ACTIVITY_,
+                                            sc_core::SC_DO_NOTHING);
+    sc_core::sc_set_time_resolution(1, sc_core::SC_NS);
+    // Deliberately never deleted: SystemC tears its kernel down on its own at exit.
+    system_ = new System("mimic", config_);
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    startupError_ = e.what();
+    hostWake_.notify_all();
+    return;
+  }
+  std::vector<std::unique_ptr<Command>> batch;
+  std::unique_lock<std::mutex> lock(mutex_);
+  started_ = true;
+  hostWake_.notify_all();
+  for (;;) {
+    settleWaiters();
+    if (shutdown_) return;
+    if (!inbox_.empty()) {
+      batch.swap(inbox_);
+      lock.unlock();
+      for (auto& command : batch) {
+        int device = command->device;
+        int queue = command->hwQueue;
+        system_->device(device).commandProcessor(queue).push(std::move(command));
+      }
+      batch.clear();
+      lock.lock();
+      continue;
+    }
+    const bool unbounded = !waiters_.empty();
+    const SimTime target = hostTime_;
+    if (runnable(target, unbounded)) {
+      lock.unlock();
+      runSimulation(target, unbounded);
+      lock.lock();
+      continue;
+    }
+    const bool busy = sc_core::sc_pending_activity();
+    if (unbounded && !busy) {
+      // Nothing is left to simulate, yet some host thread waits: it would wait forever.
+      for (Waiter* w : waiters_) w->satisfied = w->stalled = true;
+      waiters_.clear();
+    }
+    reached_ = std::max(reached_, target);
+    idle_ = !busy;
+    hostWake_.notify_all();
+    simulationWake_.wait(lock);
+  }
+}
+
+}  // namespace mimic::sim

@@ -1,0 +1,23 @@
+#include "sim/system.h"
+
+namespace mimic::sim {
+
+System::System(sc_core::sc_module_name name, const SystemConfig& config)
+    : sc_module(name),
+      config_(config),
+      network_("network"),
+      topology_(config_.deviceLink, config_.numDevices, network_) {
+  for (int i = 0; i < config_.numDevices; ++i) {
+    shared_.hbm.push_back(
+        network_.addResource("hbm " + std::to_string(i), config_.hbm.bandwidthGBps));
+  }
+  shared_.hostStaging =
+      network_.addResource("host staging", config_.hostLink.stagingBandwidthGBps);
+  for (int i = 0; i < config_.numDevices; ++i) {
+    devices_.push_back(std::make_unique<Device>(("device" + std::to_string(i)).c_str(), i,
+                                                config_, network_, topology_, shared_,
+                                                anyCompleted_));
+  }
+}
+
+}  // namespace mimic::sim

@@ -1,0 +1,41 @@
+// The whole configuration of a simulated system, read from a preset by every unit's own reader.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/device_config.h"
+#include "sim/device_memory.h"
+#include "sim/hbm.h"
+#include "sim/host_clock.h"
+#include "sim/host_link.h"
+#include "sim/params.h"
+#include "sim/topology.h"
+
+namespace mimic::sim {
+
+class Preset;
+
+struct SystemConfig {
+  std::string presetName;
+  std::string deviceName;
+  int numDevices;
+  HbmConfig hbm;
+  DeviceMemoryConfig memory;
+  HostLinkConfig hostLink;
+  DeviceLinkConfig deviceLink;
+  CommandProcessorConfig commandProcessor;
+  DmaEnginesConfig dma;
+  ComputeConfig compute;
+  HostClockConfig hostClock;
+
+  // Reads every field; throws ConfigError naming an invalid or unknown field.
+  static SystemConfig read(const Preset& preset);
+  // Every parameter with its default and description, for listings and documentation.
+  static std::vector<ParamSpec> describe();
+
+  // Loads a preset by name or path, applies the overrides, and reads it.
+  static SystemConfig load(const std::string& presetNameOrPath, const std::string& overrides);
+};
+
+}  // namespace mimic::sim

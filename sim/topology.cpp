@@ -1,0 +1,73 @@
+#include "sim/topology.h"
+
+#include "sim/flow_network.h"
+#include "sim/params.h"
+
+namespace mimic::sim {
+
+DeviceLinkConfig DeviceLinkConfig::read(ParamReader& params) {
+  DeviceLinkConfig c;
+  c.topology = params.choice("device_link.topology", "ring", {"ring", "full_mesh", "switch"},
+                             "how devices are linked to each other");
+  c.bandwidthGBps = params.number("device_link.bandwidth_gbps", 100.0,
+                                  "bandwidth of one device link, per direction, GB/s");
+  c.latencyNs = params.size("device_link.latency_ns", 700, "latency of one link hop, ns");
+  requirePositive("device_link.bandwidth_gbps", c.bandwidthGBps);
+  return c;
+}
+
+Topology::Topology(const DeviceLinkConfig& config, int numDevices, FlowNetwork& network)
+    : config_(config), numDevices_(numDevices) {
+  const double bw = config.bandwidthGBps;
+  if (config.topology == "ring") {
+    // Link i joins device i and i+1; index 2i is the i -> i+1 direction, 2i+1 the reverse.
+    for (int i = 0; i < numDevices; ++i) {
+      int next = (i + 1) % numDevices;
+      linkIds_.push_back(network.addResource(
+          "link " + std::to_string(i) + "->" + std::to_string(next), bw));
+      linkIds_.push_back(network.addResource(
+          "link " + std::to_string(next) + "->" + std::to_string(i), bw));
+    }
+  } else if (config.topology == "full_mesh") {
+    for (int s = 0; s < numDevices; ++s) {
+      for (int d = 0; d < numDevices; ++d) {
+        linkIds_.push_back(
+            s == d ? -1
+                   : network.addResource(
+                         "link " + std::to_string(s) + "->" + std::to_string(d), bw));
+      }
+    }
+  } else {
+    for (int i = 0; i < numDevices; ++i) {
+      linkIds_.push_back(network.addResource("uplink " + std::to_string(i), bw));
+      linkIds_.push_back(network.addResource("downlink " + std::to_string(i), bw));
+    }
+  }
+}
+
+int Topology::ringLink(int from, int to) const {
+  if ((from + 1) % numDevices_ == to) return linkIds_[2 * from];
+  return linkIds_[2 * to + 1];
+}
+
+Route Topology::route(int src, int dst) const {
+  Route r;
+  if (src == dst) return r;
+  if (config_.topology == "ring") {
+    int forward = (dst - src + numDevices_) % numDevices_;
+    int step = forward <= numDevices_ - forward ? 1 : numDevices_ - 1;
+    for (int at = src; at != dst;) {
+      int next = (at + step) % numDevices_;
+      r.links.push_back(ringLink(at, next));
+      at = next;
+    }
+  } else if (config_.topology == "full_mesh") {
+    r.links.push_back(linkIds_[src * numDevices_ + dst]);
+  } else {
+    r.links = {linkIds_[2 * src], linkIds_[2 * dst + 1]};
+  }
+  r.latencyNs = config_.latencyNs * r.links.size();
+  return r;
+}
+
+}  // namespace mimic::sim
