@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# mimic's two commands:
+#   ./run.sh        install what is missing, build, and run the main job on the default preset
+#   ./run.sh test   install what is missing, build, and run every test
+# Both are idempotent; a second run only rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+mode="${1:-demo}"
+case "$mode" in
+  demo | test) ;;
+  *)
+    echo "usage: ./run.sh [test]" >&2
+    exit 2
+    ;;
+esac
+
+scripts/install_deps.sh
+BUILD_DIR="${MIMIC_BUILD_DIR:-build}"
+if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build "$BUILD_DIR" -j2
+export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
+
+if [[ "$mode" == demo ]]; then
+  exec "$BUILD_DIR/examples/mimic-device-tour"
+fi
+cd "$BUILD_DIR"
+exec ctest -j2 --output-on-failure --timeout 300
