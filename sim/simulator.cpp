@@ -3,6 +3,7 @@
 #include <systemc>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 
 #include "sim/system.h"
@@ -19,6 +20,22 @@ thread_local bool tlsOnSimulationThread = false;
 std::atomic<bool> simulatorCreated{false};
 
 SimTime simNow() { return static_cast<SimTime>(sc_core::sc_time_stamp().value()); }
+
+// Waking a sleeping thread costs tens of microseconds here, more than a whole command takes
+// to simulate, so both sides spin this long before they sleep (see perf/bench_driver.cpp).
+constexpr auto kSpinBeforeSleeping = std::chrono::microseconds(50);
+
+template <typename Ready>
+bool spinUntil(Ready ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpinBeforeSleeping;
+  do {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      __builtin_ia32_pause();
+    }
+  } while (std::chrono::steady_clock::now() < deadline);
+  return ready();
+}
 
 }  // namespace
 
@@ -43,6 +60,7 @@ void Simulator::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     shutdown_ = true;
+    signalSimulation();
   }
   simulationWake_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -52,15 +70,22 @@ Device& Simulator::device(int index) { return system_->device(index); }
 
 bool Simulator::onSimulationThread() { return tlsOnSimulationThread; }
 
+bool Simulator::signalSimulation() {
+  hostSignals_.fetch_add(1, std::memory_order_release);
+  return simulationSleeping_;
+}
+
 void Simulator::submit(std::unique_ptr<Command> command) {
+  bool wake;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     command->stamp = hostTime_;
     hostTime_ += config_.hostClock.submitNs;
     inbox_.push_back(std::move(command));
     idle_ = false;
+    wake = signalSimulation();
   }
-  simulationWake_.notify_one();
+  if (wake) simulationWake_.notify_one();
 }
 
 bool Simulator::wait(const std::vector<std::shared_ptr<Completion>>& completions) {
@@ -81,8 +106,16 @@ bool Simulator::wait(const std::vector<std::shared_ptr<Completion>>& completions
   }
   Waiter waiter{&completions};
   waiters_.push_back(&waiter);
-  simulationWake_.notify_one();
-  hostWake_.wait(lock, [&] { return waiter.satisfied; });
+  bool wake = signalSimulation();
+  lock.unlock();
+  if (wake) simulationWake_.notify_one();
+  auto satisfied = [&] { return waiter.satisfied.load(std::memory_order_acquire); };
+  if (!spinUntil(satisfied)) {
+    lock.lock();
+    hostWake_.wait(lock, satisfied);
+    lock.unlock();
+  }
+  lock.lock();  // the simulation thread may still be touching the waiter until it unlocks
   return !waiter.stalled;
 }
 
@@ -91,8 +124,25 @@ void Simulator::poll() {
   hostTime_ += config_.hostClock.pollNs;
   if (idle_) return;
   const SimTime target = hostTime_;
-  simulationWake_.notify_one();
-  hostWake_.wait(lock, [&] { return reached_ >= target || idle_; });
+  bool wake = signalSimulation();
+  lock.unlock();
+  if (wake) simulationWake_.notify_one();
+  auto caughtUp = [&] { return reached_.load() >= target || idle_.load(); };
+  if (!spinUntil(caughtUp)) {
+    lock.lock();
+    hostWake_.wait(lock, caughtUp);
+  }
+}
+
+void Simulator::sleepUntilSignalled(std::unique_lock<std::mutex>& lock) {
+  const uint64_t seen = hostSignals_.load(std::memory_order_acquire);
+  lock.unlock();
+  spinUntil([&] { return hostSignals_.load(std::memory_order_acquire) != seen; });
+  lock.lock();
+  if (hostSignals_.load() != seen || shutdown_) return;
+  simulationSleeping_ = true;
+  simulationWake_.wait(lock);
+  simulationSleeping_ = false;
 }
 
 SimTime Simulator::hostTime() {
@@ -118,7 +168,7 @@ void Simulator::settleWaiters() {
       continue;
     }
     hostTime_ = latest;
-    w.satisfied = true;
+    w.satisfied.store(true, std::memory_order_release);
     woke = true;
     it = waiters_.erase(it);
   }
@@ -191,13 +241,16 @@ void Simulator::threadMain() {
     const bool busy = sc_core::sc_pending_activity();
     if (unbounded && !busy) {
       // Nothing is left to simulate, yet some host thread waits: it would wait forever.
-      for (Waiter* w : waiters_) w->satisfied = w->stalled = true;
+      for (Waiter* w : waiters_) {
+        w->stalled = true;
+        w->satisfied.store(true, std::memory_order_release);
+      }
       waiters_.clear();
     }
-    reached_ = std::max(reached_, target);
+    reached_ = std::max(reached_.load(), target);
     idle_ = !busy;
     hostWake_.notify_all();
-    simulationWake_.wait(lock);
+    sleepUntilSignalled(lock);
   }
 }
 

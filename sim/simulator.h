@@ -8,6 +8,7 @@
 // jumps to that moment.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -55,11 +56,15 @@ class Simulator {
  private:
   struct Waiter {
     const std::vector<std::shared_ptr<Completion>>* completions;
-    bool satisfied = false;
+    std::atomic<bool> satisfied{false};
     bool stalled = false;
   };
 
   void threadMain();
+  // Tells the simulation thread the host changed something; call with mutex_ held. Returns
+  // whether it sleeps and must be notified (after unlocking).
+  bool signalSimulation();
+  void sleepUntilSignalled(std::unique_lock<std::mutex>& lock);
   void settleWaiters();
   bool runnable(SimTime target, bool unbounded) const;
   void runSimulation(SimTime target, bool unbounded);
@@ -74,8 +79,10 @@ class Simulator {
   std::vector<std::unique_ptr<Command>> inbox_;
   std::vector<Waiter*> waiters_;
   SimTime hostTime_ = 0;
-  SimTime reached_ = 0;  // the simulation has processed every event up to here
-  bool idle_ = true;     // nothing in flight: every submitted command has completed
+  std::atomic<SimTime> reached_{0};  // the simulation has processed every event up to here
+  std::atomic<bool> idle_{true};     // nothing in flight: every submitted command has completed
+  std::atomic<uint64_t> hostSignals_{0};
+  bool simulationSleeping_ = false;
   bool started_ = false;
   bool shutdown_ = false;
   std::string startupError_;
