@@ -12,15 +12,15 @@ void waitNs(SimTime ns) {
 }  // namespace
 
 Device::Device(sc_core::sc_module_name name, int index, const SystemConfig& config,
-               FlowNetwork& network, const Topology& topology, const SharedResources& shared,
-               sc_core::sc_event& anyCompleted)
+               DeviceMemory& memory, FlowNetwork& network, const Topology& topology,
+               const SharedResources& shared, sc_core::sc_event& anyCompleted)
     : sc_module(name),
       index_(index),
       config_(config),
       network_(network),
       topology_(topology),
       shared_(shared),
-      memory_(config.hbm.capacityBytes, config.memory),
+      memory_(memory),
       copyEngines_(config.dma.copyEngines),
       linkEngines_(config.dma.linkEngines) {
   const std::string id = std::to_string(index);

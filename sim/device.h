@@ -28,8 +28,8 @@ struct SharedResources {
 class Device : public sc_core::sc_module {
  public:
   Device(sc_core::sc_module_name name, int index, const SystemConfig& config,
-         FlowNetwork& network, const Topology& topology, const SharedResources& shared,
-         sc_core::sc_event& anyCompleted);
+         DeviceMemory& memory, FlowNetwork& network, const Topology& topology,
+         const SharedResources& shared, sc_core::sc_event& anyCompleted);
 
   int index() const { return index_; }
   CommandProcessor& commandProcessor(int hwQueue) { return *commandProcessors_[hwQueue]; }
@@ -60,7 +60,7 @@ class Device : public sc_core::sc_module {
   FlowNetwork& network_;
   const Topology& topology_;
   const SharedResources& shared_;
-  DeviceMemory memory_;
+  DeviceMemory& memory_;
   std::vector<std::unique_ptr<CommandProcessor>> commandProcessors_;
   EnginePool copyEngines_;
   EnginePool linkEngines_;

@@ -8,11 +8,6 @@
 
 #include "sim/system.h"
 
-// libsystemc leaves sc_main unresolved, and mimic never calls it: the simulation thread starts
-// the simulation. It is defined here, in the object every user of the model links, so that
-// every executable and Python extension that loads mimic resolves it.
-extern "C" int sc_main(int, char**) { return 0; }
-
 namespace mimic::sim {
 namespace {
 
@@ -40,8 +35,11 @@ bool spinUntil(Ready ready) {
 }  // namespace
 
 Simulator::Simulator(const SystemConfig& config) : config_(config) {
+  for (int d = 0; d < config.numDevices; ++d) {
+    memories_.push_back(std::make_unique<DeviceMemory>(config.hbm.capacityBytes, config.memory));
+  }
   if (simulatorCreated.exchange(true)) {
-    throw std::runtime_error("a simulation already exists in this process");
+    throw std::runtime_error("a simulation was already built in this process");
   }
   thread_ = std::thread([this] { threadMain(); });
   std::unique_lock<std::mutex> lock(mutex_);
@@ -49,7 +47,6 @@ Simulator::Simulator(const SystemConfig& config) : config_(config) {
   if (!startupError_.empty()) {
     lock.unlock();
     thread_.join();
-    simulatorCreated = false;
     throw std::runtime_error(startupError_);
   }
 }
@@ -203,7 +200,7 @@ void Simulator::threadMain() {
                                             sc_core::SC_DO_NOTHING);
     sc_core::sc_set_time_resolution(1, sc_core::SC_NS);
     // Deliberately never deleted: SystemC tears its kernel down on its own at exit.
-    system_ = new System("mimic", config_);
+    system_ = new System("mimic", config_, memories_);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(mutex_);

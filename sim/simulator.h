@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/command.h"
+#include "sim/device_memory.h"
 #include "sim/system_config.h"
 
 namespace mimic::sim {
@@ -25,8 +26,9 @@ class Device;
 
 class Simulator {
  public:
-  // Builds the system on a new simulation thread. Only one Simulator may ever exist in a
-  // process (a SystemC limitation). Throws std::runtime_error if the system cannot be built.
+  // Reserves the devices' memory, then builds the system on a new simulation thread. Only one
+  // system can ever be built in a process (a SystemC limitation); a failure to reserve memory
+  // happens before that, so it can be retried. Throws std::runtime_error.
   explicit Simulator(const SystemConfig& config);
   // Stops the simulation thread (stop() is idempotent). The SystemC objects are left alone:
   // SystemC cannot restart, and tearing its kernel down mid-run is not supported.
@@ -70,6 +72,7 @@ class Simulator {
   void runSimulation(SimTime target, bool unbounded);
 
   SystemConfig config_;
+  std::vector<std::unique_ptr<DeviceMemory>> memories_;
   System* system_ = nullptr;
   std::thread thread_;
 

@@ -2,7 +2,8 @@
 
 namespace mimic::sim {
 
-System::System(sc_core::sc_module_name name, const SystemConfig& config)
+System::System(sc_core::sc_module_name name, const SystemConfig& config,
+               const std::vector<std::unique_ptr<DeviceMemory>>& memories)
     : sc_module(name),
       config_(config),
       network_("network"),
@@ -15,8 +16,8 @@ System::System(sc_core::sc_module_name name, const SystemConfig& config)
       network_.addResource("host staging", config_.hostLink.stagingBandwidthGBps);
   for (int i = 0; i < config_.numDevices; ++i) {
     devices_.push_back(std::make_unique<Device>(("device" + std::to_string(i)).c_str(), i,
-                                                config_, network_, topology_, shared_,
-                                                anyCompleted_));
+                                                config_, *memories[i], network_, topology_,
+                                                shared_, anyCompleted_));
   }
 }
 

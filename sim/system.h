@@ -16,7 +16,9 @@ namespace mimic::sim {
 
 class System : public sc_core::sc_module {
  public:
-  System(sc_core::sc_module_name name, const SystemConfig& config);
+  // `memories` holds one DeviceMemory per device; it must outlive the system.
+  System(sc_core::sc_module_name name, const SystemConfig& config,
+         const std::vector<std::unique_ptr<DeviceMemory>>& memories);
 
   Device& device(int index) { return *devices_[index]; }
   int numDevices() const { return static_cast<int>(devices_.size()); }
