@@ -86,16 +86,16 @@ void bandwidthTable(int count) {
   MIMIC_CHECK(mimicQueueCreate(0, 0, MIMIC_QUEUE_PRIORITY_LOW, &queue));
 
   std::printf("Copy bandwidth in simulated time (GB/s; each copy timed alone by events)\n");
-  std::printf("%10s %12s %12s %12s %12s %12s\n", "size", "H2D pinned", "D2H pinned",
-              "H2D pageable", "D2H pageable", count > 1 ? "peer 0->1" : "D2D");
+  std::printf("%10s %12s %12s %12s %12s %12s\n", "size", "H2D pinned", "D2H pinned", "H2D pageable",
+              "D2H pageable", count > 1 ? "peer 0->1" : "D2D");
   for (size_t bytes = 4096; bytes <= maxBytes; bytes *= 8) {
     auto gbps = [bytes](double ns) { return double(bytes) / ns; };
     double h2d = gbps(timeCopyNs(dev0, pinned, bytes, queue, 0));
     double d2h = gbps(timeCopyNs(pinned, dev0, bytes, queue, 0));
     double h2dPageable = gbps(timeCopyNs(dev0, pageable.data(), bytes, queue, 0));
     double d2hPageable = gbps(timeCopyNs(pageable.data(), dev0, bytes, queue, 0));
-    double d2d = gbps(timeCopyNs(count > 1 ? dev1 : dev0, dev0, bytes / (count > 1 ? 1 : 2),
-                                 queue, 0));
+    double d2d =
+        gbps(timeCopyNs(count > 1 ? dev1 : dev0, dev0, bytes / (count > 1 ? 1 : 2), queue, 0));
     std::printf("%10s %12.2f %12.2f %12.2f %12.2f %12.2f\n", sizeLabel(bytes).c_str(), h2d, d2h,
                 h2dPageable, d2hPageable, d2d);
   }

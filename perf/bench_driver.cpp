@@ -32,9 +32,10 @@ void roundTrip(mimicQueue queue) {
     if (i >= warmup) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
   const double median = percentile(us, 0.5);
-  std::printf("round trip   host function + synchronize: median %.2f us, p99 %.2f us"
-              "   target median <= 10 us: %s (%.2fx)\n",
-              median, percentile(us, 0.99), median <= 10.0 ? "met" : "MISSED", 10.0 / median);
+  std::printf(
+      "round trip   host function + synchronize: median %.2f us, p99 %.2f us"
+      "   target median <= 10 us: %s (%.2fx)\n",
+      median, percentile(us, 0.99), median <= 10.0 ? "met" : "MISSED", 10.0 / median);
 }
 
 void throughput(mimicQueue queue, void* dev) {
@@ -48,9 +49,10 @@ void throughput(mimicQueue queue, void* dev) {
     if (round == 0) continue;
     const double enqueue = commands / std::chrono::duration<double>(t1 - t0).count();
     const double drained = commands / std::chrono::duration<double>(t2 - t0).count();
-    std::printf("throughput   1-byte memsets: %.0f enqueues/s, %.0f commands/s completed"
-                "   target >= 200000/s: %s (%.2fx)\n",
-                enqueue, drained, enqueue >= 200000 ? "met" : "MISSED", enqueue / 200000.0);
+    std::printf(
+        "throughput   1-byte memsets: %.0f enqueues/s, %.0f commands/s completed"
+        "   target >= 200000/s: %s (%.2fx)\n",
+        enqueue, drained, enqueue >= 200000 ? "met" : "MISSED", enqueue / 200000.0);
   }
 }
 

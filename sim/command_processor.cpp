@@ -5,7 +5,9 @@
 namespace mimic::sim {
 namespace {
 
-SimTime nowNs() { return static_cast<SimTime>(sc_core::sc_time_stamp().value()); }
+SimTime nowNs() {
+  return static_cast<SimTime>(sc_core::sc_time_stamp().value());
+}
 void waitNs(SimTime ns) {
   if (ns > 0) sc_core::wait(sc_core::sc_time(static_cast<double>(ns), sc_core::SC_NS));
 }

@@ -70,8 +70,7 @@ void Device::executeTransfer(const Command& command) {
 void Device::hostTransfer(const Command& command, bool toDevice) {
   EngineLease engine(copyEngines_);
   const HostLinkConfig& link = config_.hostLink;
-  std::vector<PathUse> path{{toDevice ? hostToDevice_ : deviceToHost_, 1.0},
-                            {hbmResource(), 1.0}};
+  std::vector<PathUse> path{{toDevice ? hostToDevice_ : deviceToHost_, 1.0}, {hbmResource(), 1.0}};
   SimTime latency = link.latencyNs;
   if (command.hostPinned) {
     ++hostLinkStats_.pinnedTransfers;

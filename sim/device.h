@@ -27,9 +27,9 @@ struct SharedResources {
 
 class Device : public sc_core::sc_module {
  public:
-  Device(sc_core::sc_module_name name, int index, const SystemConfig& config,
-         DeviceMemory& memory, FlowNetwork& network, const Topology& topology,
-         const SharedResources& shared, sc_core::sc_event& anyCompleted);
+  Device(sc_core::sc_module_name name, int index, const SystemConfig& config, DeviceMemory& memory,
+         FlowNetwork& network, const Topology& topology, const SharedResources& shared,
+         sc_core::sc_event& anyCompleted);
 
   int index() const { return index_; }
   CommandProcessor& commandProcessor(int hwQueue) { return *commandProcessors_[hwQueue]; }

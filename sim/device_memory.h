@@ -70,8 +70,8 @@ class DeviceMemory {
   uint8_t* shadow_ = nullptr;
   mutable std::mutex mutex_;
   std::map<uint64_t, uint64_t> freeBlocks_;  // offset -> size
-  std::map<uint64_t, Allocation> live_;  // device address -> allocation
-  std::set<uint64_t> freedAddresses_;    // freed and not handed out again
+  std::map<uint64_t, Allocation> live_;      // device address -> allocation
+  std::set<uint64_t> freedAddresses_;        // freed and not handed out again
   DeviceMemoryStats stats_;
 };
 

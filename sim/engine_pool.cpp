@@ -17,6 +17,8 @@ void EnginePool::release(SimTime heldSince) {
 EngineLease::EngineLease(EnginePool& pool)
     : pool_(pool), since_((pool.acquire(), sc_core::sc_time_stamp().value())) {}
 
-EngineLease::~EngineLease() { pool_.release(since_); }
+EngineLease::~EngineLease() {
+  pool_.release(since_);
+}
 
 }  // namespace mimic::sim

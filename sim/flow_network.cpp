@@ -6,12 +6,16 @@
 namespace mimic::sim {
 namespace {
 
-SimTime nowNs() { return static_cast<SimTime>(sc_core::sc_time_stamp().value()); }
+SimTime nowNs() {
+  return static_cast<SimTime>(sc_core::sc_time_stamp().value());
+}
 
 // Rates are doubles and completion times whole nanoseconds: a flow has arrived when what is
 // left would cross in under a picosecond, and a finish time within 1e-4 ns of a whole
 // nanosecond is not rounded up to the next one.
-bool hasArrived(double remaining, double rate) { return remaining <= rate * 1e-3 + 1e-9; }
+bool hasArrived(double remaining, double rate) {
+  return remaining <= rate * 1e-3 + 1e-9;
+}
 constexpr double kRoundingSlackNs = 1e-4;
 
 }  // namespace

@@ -25,8 +25,8 @@ struct PathUse {
 struct ResourceStats {
   std::string name;
   double bandwidthGBps = 0;
-  double bytes = 0;        // bytes that crossed it, weighted
-  SimTime busyNs = 0;      // time with at least one flow on it
+  double bytes = 0;    // bytes that crossed it, weighted
+  SimTime busyNs = 0;  // time with at least one flow on it
 };
 
 class FlowNetwork : public sc_core::sc_module {

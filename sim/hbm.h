@@ -1,5 +1,6 @@
 // HBM: the device's main memory. Its capacity bounds allocations; its bandwidth is one resource
-// of the flow network, shared by every transfer that reads or writes it.
+// of the flow network, shared by every transfer that reads or writes it, and the network's
+// ResourceStats for that resource are its statistics.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +15,6 @@ struct HbmConfig {
   uint64_t latencyNs;
 
   static HbmConfig read(ParamReader& params);
-};
-
-struct HbmStats {
-  uint64_t bytesRead = 0;
-  uint64_t bytesWritten = 0;
 };
 
 }  // namespace mimic::sim

@@ -72,9 +72,9 @@ void Preset::parse(const std::string& text, const std::string& source, int depth
     if (line.empty()) continue;
     size_t eq = line.find('=');
     if (eq == std::string::npos) {
-      throw ConfigError(ConfigError::Kind::InvalidValue, "preset '" + source + "' line " +
-                                                             std::to_string(lineNo) +
-                                                             ": expected 'field = value'");
+      throw ConfigError(
+          ConfigError::Kind::InvalidValue,
+          "preset '" + source + "' line " + std::to_string(lineNo) + ": expected 'field = value'");
     }
     std::string field = trim(line.substr(0, eq));
     std::string value = trim(line.substr(eq + 1));

@@ -14,7 +14,9 @@ namespace {
 thread_local bool tlsOnSimulationThread = false;
 std::atomic<bool> simulatorCreated{false};
 
-SimTime simNow() { return static_cast<SimTime>(sc_core::sc_time_stamp().value()); }
+SimTime simNow() {
+  return static_cast<SimTime>(sc_core::sc_time_stamp().value());
+}
 
 // Waking a sleeping thread costs tens of microseconds here, more than a whole command takes
 // to simulate, so both sides spin this long before they sleep (see perf/bench_driver.cpp).
@@ -51,7 +53,9 @@ Simulator::Simulator(const SystemConfig& config) : config_(config) {
   }
 }
 
-Simulator::~Simulator() { stop(); }
+Simulator::~Simulator() {
+  stop();
+}
 
 void Simulator::stop() {
   {
@@ -63,9 +67,13 @@ void Simulator::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-Device& Simulator::device(int index) { return system_->device(index); }
+Device& Simulator::device(int index) {
+  return system_->device(index);
+}
 
-bool Simulator::onSimulationThread() { return tlsOnSimulationThread; }
+bool Simulator::onSimulationThread() {
+  return tlsOnSimulationThread;
+}
 
 bool Simulator::signalSimulation() {
   hostSignals_.fetch_add(1, std::memory_order_release);

@@ -12,12 +12,11 @@ System::System(sc_core::sc_module_name name, const SystemConfig& config,
     shared_.hbm.push_back(
         network_.addResource("hbm " + std::to_string(i), config_.hbm.bandwidthGBps));
   }
-  shared_.hostStaging =
-      network_.addResource("host staging", config_.hostLink.stagingBandwidthGBps);
+  shared_.hostStaging = network_.addResource("host staging", config_.hostLink.stagingBandwidthGBps);
   for (int i = 0; i < config_.numDevices; ++i) {
-    devices_.push_back(std::make_unique<Device>(("device" + std::to_string(i)).c_str(), i,
-                                                config_, *memories[i], network_, topology_,
-                                                shared_, anyCompleted_));
+    devices_.push_back(std::make_unique<Device>(("device" + std::to_string(i)).c_str(), i, config_,
+                                                *memories[i], network_, topology_, shared_,
+                                                anyCompleted_));
   }
 }
 

@@ -39,8 +39,7 @@ std::vector<ParamSpec> SystemConfig::describe() {
   return params.specs();
 }
 
-SystemConfig SystemConfig::load(const std::string& presetNameOrPath,
-                                const std::string& overrides) {
+SystemConfig SystemConfig::load(const std::string& presetNameOrPath, const std::string& overrides) {
   Preset preset = Preset::load(presetNameOrPath);
   preset.applyOverrides(overrides);
   return read(preset);

@@ -23,18 +23,18 @@ Topology::Topology(const DeviceLinkConfig& config, int numDevices, FlowNetwork& 
     // Link i joins device i and i+1; index 2i is the i -> i+1 direction, 2i+1 the reverse.
     for (int i = 0; i < numDevices; ++i) {
       int next = (i + 1) % numDevices;
-      linkIds_.push_back(network.addResource(
-          "link " + std::to_string(i) + "->" + std::to_string(next), bw));
-      linkIds_.push_back(network.addResource(
-          "link " + std::to_string(next) + "->" + std::to_string(i), bw));
+      linkIds_.push_back(
+          network.addResource("link " + std::to_string(i) + "->" + std::to_string(next), bw));
+      linkIds_.push_back(
+          network.addResource("link " + std::to_string(next) + "->" + std::to_string(i), bw));
     }
   } else if (config.topology == "full_mesh") {
     for (int s = 0; s < numDevices; ++s) {
       for (int d = 0; d < numDevices; ++d) {
         linkIds_.push_back(
-            s == d ? -1
-                   : network.addResource(
-                         "link " + std::to_string(s) + "->" + std::to_string(d), bw));
+            s == d
+                ? -1
+                : network.addResource("link " + std::to_string(s) + "->" + std::to_string(d), bw));
       }
     }
   } else {

@@ -37,9 +37,9 @@ Endpoint resolve(Runtime& rt, const void* pointer, size_t count, const char* arg
   const uint64_t address = reinterpret_cast<uint64_t>(pointer);
   mimic::sim::Allocation a;
   if (!memory.find(address, &a)) {
-    fail(MIMIC_ERROR_INVALID_DEVICE_POINTER,
-         std::string(argument) + " " + hexAddress(pointer) + " is not inside a live allocation of device " +
-             std::to_string(end.device));
+    fail(MIMIC_ERROR_INVALID_DEVICE_POINTER, std::string(argument) + " " + hexAddress(pointer) +
+                                                 " is not inside a live allocation of device " +
+                                                 std::to_string(end.device));
   }
   const uint64_t available = a.base + a.size - address;
   if (count > available) {
@@ -134,12 +134,12 @@ mimicResult mimicMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int 
     Endpoint to = resolve(rt, dst, bytes, "dst");
     Endpoint from = resolve(rt, src, bytes, "src");
     if (to.device != dstDevice) {
-      fail(MIMIC_ERROR_WRONG_DEVICE, "dst " + hexAddress(dst) + " is not on device " +
-                                         std::to_string(dstDevice));
+      fail(MIMIC_ERROR_WRONG_DEVICE,
+           "dst " + hexAddress(dst) + " is not on device " + std::to_string(dstDevice));
     }
     if (from.device != srcDevice) {
-      fail(MIMIC_ERROR_WRONG_DEVICE, "src " + hexAddress(src) + " is not on device " +
-                                         std::to_string(srcDevice));
+      fail(MIMIC_ERROR_WRONG_DEVICE,
+           "src " + hexAddress(src) + " is not on device " + std::to_string(srcDevice));
     }
     auto q = rt.queue(queue, dstDevice);
     enqueueCopy(rt, to, from, bytes, *q);
@@ -151,8 +151,8 @@ mimicResult mimicMemsetAsync(void* dptr, int value, size_t bytes, mimicQueue que
   return guarded(__func__, [&](Runtime& rt) {
     Endpoint target = resolve(rt, dptr, bytes, "dptr");
     if (target.device < 0) {
-      fail(MIMIC_ERROR_INVALID_DEVICE_POINTER, "dptr " + hexAddress(dptr) +
-                                                   " is host memory, not a device pointer");
+      fail(MIMIC_ERROR_INVALID_DEVICE_POINTER,
+           "dptr " + hexAddress(dptr) + " is host memory, not a device pointer");
     }
     if (value < -128 || value > 255) {
       fail(MIMIC_ERROR_INVALID_VALUE, "value " + std::to_string(value) + " is not a byte");

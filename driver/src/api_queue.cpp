@@ -50,7 +50,7 @@ mimicResult mimicQueueQuery(mimicQueue queue) {
     rt.poll();
     rt.checkSticky(q->device);
     return hasCompletedBy(rt.snapshot(q->last), rt.sim().hostTime()) ? MIMIC_SUCCESS
-                                                                      : MIMIC_NOT_READY;
+                                                                     : MIMIC_NOT_READY;
   });
 }
 

@@ -16,7 +16,8 @@ struct ResultInfo {
   const char* description;
 };
 
-#define MIMIC_RESULT(code, text) {code, #code, text}
+#define MIMIC_RESULT(code, text) \
+  { code, #code, text }
 constexpr ResultInfo kResults[] = {
     MIMIC_RESULT(MIMIC_SUCCESS, "the call succeeded"),
     MIMIC_RESULT(MIMIC_NOT_READY, "the work has not completed yet"),
@@ -101,8 +102,8 @@ const char* mimicGetErrorString(mimicResult result) {
 }
 
 mimicResult mimicGetErrorDetail(const char** detail) {
-  if (!detail) return recordFailure("mimicGetErrorDetail", MIMIC_ERROR_NULL_POINTER,
-                                    "detail is NULL");
+  if (!detail)
+    return recordFailure("mimicGetErrorDetail", MIMIC_ERROR_NULL_POINTER, "detail is NULL");
   *detail = tlsDetail.c_str();
   return MIMIC_SUCCESS;
 }

@@ -36,7 +36,9 @@ std::string environment(const char* name) {
 
 }  // namespace
 
-Runtime* Runtime::instance() { return globalRuntime.load(std::memory_order_acquire); }
+Runtime* Runtime::instance() {
+  return globalRuntime.load(std::memory_order_acquire);
+}
 
 mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* overrides,
                                 bool mustMatch) {
@@ -157,8 +159,7 @@ std::shared_ptr<sim::Completion> Runtime::submit(QueueState& queue,
   return completion;
 }
 
-std::shared_ptr<sim::Completion> Runtime::snapshot(
-    const std::shared_ptr<sim::Completion>& field) {
+std::shared_ptr<sim::Completion> Runtime::snapshot(const std::shared_ptr<sim::Completion>& field) {
   std::lock_guard<std::mutex> lock(submitMutex_);
   return field;
 }
@@ -199,10 +200,10 @@ void Runtime::observeFaults() {
 void Runtime::checkSticky(int device) {
   int code = devices_[device]->sticky.load();
   if (code != MIMIC_SUCCESS) {
-    fail(static_cast<mimicResult>(code),
-         std::string("device ") + std::to_string(device) + " has failed with " +
-             mimicGetErrorName(static_cast<mimicResult>(code)) +
-             "; call mimicDeviceReset to recover");
+    fail(static_cast<mimicResult>(code), std::string("device ") + std::to_string(device) +
+                                             " has failed with " +
+                                             mimicGetErrorName(static_cast<mimicResult>(code)) +
+                                             "; call mimicDeviceReset to recover");
   }
 }
 

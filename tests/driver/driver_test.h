@@ -6,12 +6,11 @@
 #include "mimic/mimic.h"
 
 // Asserts an exact result code and prints names, not numbers, when it differs.
-#define EXPECT_RESULT(expected, call)                                              \
-  do {                                                                             \
-    mimicResult mimicActual_ = (call);                                             \
-    EXPECT_EQ(mimicActual_, expected) << #call << " returned "                     \
-                                      << mimicGetErrorName(mimicActual_)            \
-                                      << ", expected " << mimicGetErrorName(expected); \
+#define EXPECT_RESULT(expected, call)                                                             \
+  do {                                                                                            \
+    mimicResult mimicActual_ = (call);                                                            \
+    EXPECT_EQ(mimicActual_, expected) << #call << " returned " << mimicGetErrorName(mimicActual_) \
+                                      << ", expected " << mimicGetErrorName(expected);            \
   } while (0)
 #define ASSERT_OK(call) ASSERT_EQ((call), MIMIC_SUCCESS) << #call
 

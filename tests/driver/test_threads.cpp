@@ -12,7 +12,9 @@ constexpr int kThreads = 8;
 constexpr int kIterations = 2000;
 constexpr size_t kBytes = 4096;
 
-void countCall(void* counter) { static_cast<std::atomic<int>*>(counter)->fetch_add(1); }
+void countCall(void* counter) {
+  static_cast<std::atomic<int>*>(counter)->fetch_add(1);
+}
 
 struct Failure {
   std::atomic<int> count{0};

@@ -95,8 +95,8 @@ TEST_F(TimingTest, PageableCopiesAreStagedAtTheStagingBandwidth) {
   void* dev = deviceAlloc(bytes);
   // tiny: staging 5 GB/s below the 10 GB/s link, 256 KiB chunks (sim/presets/tiny.preset).
   const double staging = 5.0, chunk = 256 << 10;
-  const double model = double(props.commandLatencyNs + props.hostLinkLatencyNs) +
-                       chunk / staging + double(bytes) / staging;
+  const double model = double(props.commandLatencyNs + props.hostLinkLatencyNs) + chunk / staging +
+                       double(bytes) / staging;
   EXPECT_WITHIN_PERCENT(timeCopy(dev, pageable.data(), bytes), model, 1);
   EXPECT_WITHIN_PERCENT(timeCopy(pageable.data(), dev, bytes), model, 1);
   EXPECT_GT(timeCopy(dev, pageable.data(), bytes), 1.5 * pinnedModelNs(bytes));
@@ -134,9 +134,9 @@ TEST_F(TimingTest, PeerCopyIsLinkLatencyPlusBytesOverLinkBandwidth) {
   const size_t bytes = 16u << 20;
   void* src = deviceAlloc(bytes, 0);
   void* dst = deviceAlloc(bytes, 1);
-  const double model = double(props.commandLatencyNs + props.hbmLatencyNs +
-                              props.deviceLinkLatencyNs) +
-                       double(bytes) / props.deviceLinkBandwidthGBps;
+  const double model =
+      double(props.commandLatencyNs + props.hbmLatencyNs + props.deviceLinkLatencyNs) +
+      double(bytes) / props.deviceLinkBandwidthGBps;
   EXPECT_WITHIN_PERCENT(timeCopy(dst, src, bytes, newQueue(0)), model, 1);
 }
 
@@ -147,8 +147,8 @@ TEST_F(TimingTest, MemsetRunsAtHbmBandwidth) {
   ASSERT_OK(mimicEventRecord(start, nullptr));
   ASSERT_OK(mimicMemsetAsync(dev, 0, bytes, nullptr));
   ASSERT_OK(mimicEventRecord(end, nullptr));
-  const double model = double(props.commandLatencyNs + props.hbmLatencyNs) +
-                       double(bytes) / props.hbmBandwidthGBps;
+  const double model =
+      double(props.commandLatencyNs + props.hbmLatencyNs) + double(bytes) / props.hbmBandwidthGBps;
   EXPECT_WITHIN_PERCENT(timestampOf(end) - timestampOf(start), model, 1);
 }
 

@@ -80,8 +80,8 @@ TEST(ConfigTest, OverridesReplaceSingleFields) {
 }
 
 TEST(ConfigTest, UnknownPresetIsNamedWithTheKnownOnes) {
-  std::string message = configErrorOf([] { Preset::load("tpu9000"); },
-                                      ConfigError::Kind::UnknownPreset);
+  std::string message =
+      configErrorOf([] { Preset::load("tpu9000"); }, ConfigError::Kind::UnknownPreset);
   EXPECT_NE(message.find("'tpu9000'"), std::string::npos) << message;
   EXPECT_NE(message.find("tiny"), std::string::npos) << message;
   configErrorOf([] { Preset::load("/nonexistent/x.preset"); }, ConfigError::Kind::UnknownPreset);
@@ -95,9 +95,9 @@ TEST(ConfigTest, UnknownFieldIsNamedWithWhereItCameFrom) {
 }
 
 TEST(ConfigTest, InvalidValuesAreNamed) {
-  std::string message = configErrorOf(
-      [] { SystemConfig::load("tiny", "device_link.topology=torus"); },
-      ConfigError::Kind::InvalidValue);
+  std::string message =
+      configErrorOf([] { SystemConfig::load("tiny", "device_link.topology=torus"); },
+                    ConfigError::Kind::InvalidValue);
   EXPECT_NE(message.find("device_link.topology"), std::string::npos) << message;
   configErrorOf([] { SystemConfig::load("tiny", "hbm.bandwidth_gbps=0"); },
                 ConfigError::Kind::InvalidValue);

@@ -42,23 +42,23 @@ typedef enum mimicResult {
   MIMIC_ERROR_SYSTEM_RESOURCES = 106, /* the host cannot provide what the preset needs */
 
   /* Arguments */
-  MIMIC_ERROR_NULL_POINTER = 200, /* a required pointer argument is NULL */
+  MIMIC_ERROR_NULL_POINTER = 200,   /* a required pointer argument is NULL */
   MIMIC_ERROR_INVALID_DEVICE = 201, /* device index out of range */
   MIMIC_ERROR_INVALID_SIZE = 202,   /* zero, or larger than can ever be served */
   MIMIC_ERROR_INVALID_VALUE = 203,  /* another argument outside its documented range */
   MIMIC_ERROR_INVALID_PRIORITY = 204,
-  MIMIC_ERROR_INVALID_QUEUE = 205,  /* not a queue handle, or a destroyed one */
-  MIMIC_ERROR_INVALID_EVENT = 206,  /* not an event handle, or a destroyed one */
-  MIMIC_ERROR_WRONG_DEVICE = 207,   /* queue, event or pointer belongs to another device */
-  MIMIC_ERROR_NOT_PERMITTED = 208,  /* the call is not allowed from this context */
+  MIMIC_ERROR_INVALID_QUEUE = 205, /* not a queue handle, or a destroyed one */
+  MIMIC_ERROR_INVALID_EVENT = 206, /* not an event handle, or a destroyed one */
+  MIMIC_ERROR_WRONG_DEVICE = 207,  /* queue, event or pointer belongs to another device */
+  MIMIC_ERROR_NOT_PERMITTED = 208, /* the call is not allowed from this context */
 
   /* Memory */
-  MIMIC_ERROR_OUT_OF_MEMORY = 300,      /* the device has no free block that large */
-  MIMIC_ERROR_HOST_OUT_OF_MEMORY = 301, /* pinned host memory could not be allocated */
+  MIMIC_ERROR_OUT_OF_MEMORY = 300,          /* the device has no free block that large */
+  MIMIC_ERROR_HOST_OUT_OF_MEMORY = 301,     /* pinned host memory could not be allocated */
   MIMIC_ERROR_INVALID_DEVICE_POINTER = 302, /* not inside a live device allocation */
   MIMIC_ERROR_DOUBLE_FREE = 303,            /* that allocation was already freed */
   MIMIC_ERROR_INVALID_HOST_POINTER = 304,   /* not the start of a pinned host allocation */
-  MIMIC_ERROR_OUT_OF_BOUNDS = 305, /* the range runs past the end of its allocation */
+  MIMIC_ERROR_OUT_OF_BOUNDS = 305,          /* the range runs past the end of its allocation */
 
   /* Events */
   MIMIC_ERROR_EVENT_NOT_RECORDED = 400,
@@ -182,9 +182,9 @@ typedef enum mimicMemoryType {
 
 typedef struct mimicPointerAttributes {
   mimicMemoryType type;
-  int device;           /* -1 unless type is DEVICE */
-  void* base;           /* start of the allocation that holds the pointer; NULL for pageable */
-  size_t size;          /* its size in bytes; 0 for pageable */
+  int device;  /* -1 unless type is DEVICE */
+  void* base;  /* start of the allocation that holds the pointer; NULL for pageable */
+  size_t size; /* its size in bytes; 0 for pageable */
 } mimicPointerAttributes;
 
 /* Describes any pointer; an interior pointer reports its allocation.
