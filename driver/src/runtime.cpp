@@ -1,9 +1,11 @@
 #include "runtime.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "sim/device.h"
 #include "sim/params.h"
+#include "sim/preset.h"
 
 namespace mimic::driver {
 namespace {
@@ -53,17 +55,22 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
   std::string numDevices = environment("MIMIC_NUM_DEVICES");
   if (!numDevices.empty()) allOverrides += ",system.num_devices=" + numDevices;
   if (overrides) allOverrides += std::string(",") + overrides;
-  std::string identity = presetName + "|" + allOverrides;
 
   std::lock_guard<std::mutex> lock(initMutex);
-  if (Runtime* existing = instance()) {
-    if (!mustMatch || existing->identity_ == identity) return MIMIC_SUCCESS;
-    return recordFailure(function, MIMIC_ERROR_ALREADY_INITIALIZED,
-                         "this process already simulates preset '" + existing->identity_ +
-                             "'; one process holds one simulation");
-  }
   try {
-    sim::SystemConfig config = sim::SystemConfig::load(presetName, allOverrides);
+    sim::Preset chosen = sim::Preset::load(presetName);
+    chosen.applyOverrides(allOverrides);
+    // Two requests are the same configuration when they set the same fields to the same values.
+    std::string identity = presetName;
+    for (const auto& [field, value] : chosen.values()) identity += "|" + field + "=" + value;
+    if (Runtime* existing = instance()) {
+      if (!mustMatch || existing->identity_ == identity) return MIMIC_SUCCESS;
+      return recordFailure(function, MIMIC_ERROR_ALREADY_INITIALIZED,
+                           "this process already simulates preset '" +
+                               existing->config().presetName +
+                               "' with other settings; one process holds one simulation");
+    }
+    sim::SystemConfig config = sim::SystemConfig::read(chosen);
     globalRuntime.store(new Runtime(config, identity), std::memory_order_release);
   } catch (const sim::ConfigError& e) {
     return recordFailure(function, configErrorResult(e), e.what());
@@ -190,10 +197,21 @@ void Runtime::poll() {
 
 void Runtime::observeFaults() {
   const sim::SimTime now = sim_->hostTime();
+  // Faults newly visible now are numbered in the order they happened, after earlier ones.
+  std::vector<std::pair<sim::SimTime, int>> newlySeen;
   for (int d = 0; d < numDevices(); ++d) {
     const sim::Device& device = sim_->device(d);
     int code = device.faultCode();
-    if (code != 0 && device.faultTime() <= now) devices_[d]->sticky.store(code);
+    if (code != 0 && device.faultTime() <= now && devices_[d]->sticky.load() == MIMIC_SUCCESS) {
+      newlySeen.push_back({device.faultTime(), d});
+    }
+  }
+  std::sort(newlySeen.begin(), newlySeen.end());
+  for (const auto& [time, d] : newlySeen) {
+    int expected = MIMIC_SUCCESS;
+    if (devices_[d]->sticky.compare_exchange_strong(expected, sim_->device(d).faultCode())) {
+      devices_[d]->stickyOrder.store(++faultsSeen_);
+    }
   }
 }
 
@@ -208,11 +226,17 @@ void Runtime::checkSticky(int device) {
 }
 
 mimicResult Runtime::firstStickyError() const {
+  int first = MIMIC_SUCCESS;
+  uint64_t firstOrder = UINT64_MAX;
   for (const auto& state : devices_) {
     int code = state->sticky.load();
-    if (code != MIMIC_SUCCESS) return static_cast<mimicResult>(code);
+    uint64_t order = state->stickyOrder.load();
+    if (code != MIMIC_SUCCESS && order < firstOrder) {
+      first = code;
+      firstOrder = order;
+    }
   }
-  return MIMIC_SUCCESS;
+  return static_cast<mimicResult>(first);
 }
 
 void Runtime::resetDevice(int device) {

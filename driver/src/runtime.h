@@ -34,6 +34,7 @@ struct DeviceState {
   std::vector<std::shared_ptr<sim::Completion>> lastOnHwQueue;  // guarded by submitMutex
   int nextHwQueue = 0;
   std::atomic<int> sticky{MIMIC_SUCCESS};  // the device's failure, once the host has seen it
+  std::atomic<uint64_t> stickyOrder{0};    // when the host saw it, counting all devices
 };
 
 class Runtime {
@@ -89,6 +90,7 @@ class Runtime {
   HandleTable<QueueState> queues_{1};
   HandleTable<EventState> events_{2};
   std::mutex submitMutex_;
+  std::atomic<uint64_t> faultsSeen_{0};
   mutable std::mutex pinnedMutex_;
   std::map<uintptr_t, size_t> pinned_;
 };

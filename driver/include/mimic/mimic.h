@@ -9,9 +9,10 @@
  * Codes every function can return, besides those listed with it:
  *   MIMIC_ERROR_NOT_INITIALIZED  mimicInit has not succeeded yet.
  *   MIMIC_ERROR_NOT_PERMITTED    called from a host function running on a queue.
- * Functions that name a device, queue, event or device pointer also return that device's
- * sticky error (MIMIC_ERROR_ILLEGAL_ADDRESS ... MIMIC_ERROR_DEVICE_LOST) once it has failed,
- * until mimicDeviceReset.
+ * Functions that allocate on a device, submit work to it, query it or wait for it also return
+ * its sticky error (MIMIC_ERROR_ILLEGAL_ADDRESS ... MIMIC_ERROR_DEVICE_LOST) once it has failed,
+ * until mimicDeviceReset; each such function lists "a sticky error" among its codes.
+ * The error functions (mimicGetError*, mimicGetLastError) may be called from anywhere.
  *
  * Time: every device runs in one simulation with 1 ns resolution. Timestamps, elapsed times
  * and mimicGetSimTime are simulated time, deterministic for a given program and preset.
