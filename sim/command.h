@@ -28,6 +28,7 @@ enum class CommandKind {
   EventRecord,  // completes when every earlier command of its hardware queue has
   EventWait,    // holds its hardware queue until another command has completed
   Fault,        // fails the device with `faultCode` (the driver's fault-injection hook)
+  Kernel,       // runs a kernel's workgroups; fails the device afterwards if `faultCode` is set
 };
 
 enum class TransferKind {
@@ -38,6 +39,8 @@ enum class TransferKind {
   HostToHost,
   Fill,  // memset
 };
+
+struct KernelLaunch;
 
 struct Command {
   CommandKind kind = CommandKind::EventRecord;
@@ -56,6 +59,8 @@ struct Command {
 
   std::shared_ptr<Completion> waitFor;
   int faultCode = 0;
+
+  std::shared_ptr<KernelLaunch> launch;
 
   std::shared_ptr<Completion> completion = std::make_shared<Completion>();
 };

@@ -41,7 +41,9 @@ void CommandProcessor::run() {
       continue;
     }
     execute(*command);
-    finish(*command, command->kind == CommandKind::Fault ? command->faultCode : 0);
+    finish(*command, command->kind == CommandKind::Fault || command->kind == CommandKind::Kernel
+                         ? command->faultCode
+                         : 0);
   }
 }
 
@@ -66,6 +68,11 @@ void CommandProcessor::execute(Command& command) {
       break;
     case CommandKind::Fault:
       device_.raiseFault(command.faultCode);
+      break;
+    case CommandKind::Kernel:
+      waitNs(config_.commandLatencyNs);
+      device_.computeEngine().run(*command.launch);
+      if (command.faultCode != 0) device_.raiseFault(command.faultCode);
       break;
   }
   if (command.kind != CommandKind::EventWait) stats_.busyNs += nowNs() - began;

@@ -21,6 +21,8 @@ Device::Device(sc_core::sc_module_name name, int index, const SystemConfig& conf
       topology_(topology),
       shared_(shared),
       memory_(memory),
+      computeEngine_("compute", config.compute, config.costs, config.hbm.latencyNs, network,
+                     shared.hbm[index]),
       copyEngines_(config.dma.copyEngines),
       linkEngines_(config.dma.linkEngines) {
   const std::string id = std::to_string(index);

@@ -9,6 +9,7 @@
 
 #include "sim/command.h"
 #include "sim/command_processor.h"
+#include "sim/compute_engine.h"
 #include "sim/device_memory.h"
 #include "sim/engine_pool.h"
 #include "sim/flow_network.h"
@@ -35,6 +36,7 @@ class Device : public sc_core::sc_module {
   CommandProcessor& commandProcessor(int hwQueue) { return *commandProcessors_[hwQueue]; }
   int numHwQueues() const { return static_cast<int>(commandProcessors_.size()); }
   DeviceMemory& memory() { return memory_; }
+  ComputeEngine& computeEngine() { return computeEngine_; }
 
   // Moves a transfer's bytes in simulated time. Call from the command processor's thread.
   void executeTransfer(const Command& command);
@@ -62,6 +64,7 @@ class Device : public sc_core::sc_module {
   const SharedResources& shared_;
   DeviceMemory& memory_;
   std::vector<std::unique_ptr<CommandProcessor>> commandProcessors_;
+  ComputeEngine computeEngine_;
   EnginePool copyEngines_;
   EnginePool linkEngines_;
   int hostToDevice_;

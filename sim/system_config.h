@@ -6,6 +6,7 @@
 
 #include "sim/device_config.h"
 #include "sim/device_memory.h"
+#include "sim/exec/cost_model.h"
 #include "sim/hbm.h"
 #include "sim/host_clock.h"
 #include "sim/host_link.h"
@@ -27,6 +28,7 @@ struct SystemConfig {
   CommandProcessorConfig commandProcessor;
   DmaEnginesConfig dma;
   ComputeConfig compute;
+  exec::CostModel costs;
   HostClockConfig hostClock;
 
   // Reads every field; throws ConfigError naming an invalid or unknown field.

@@ -28,7 +28,7 @@ mimicResult mimicQueueCreate(int device, unsigned flags, int priority, mimicQueu
            "priority " + std::to_string(priority) + " is neither 0 (low) nor -1 (high)");
     }
     auto state = std::make_shared<QueueState>(
-        QueueState{device, rt.assignHwQueue(device), priority, nullptr});
+        device, rt.assignHwQueue(device), priority);
     *queue = rt.addQueue(std::move(state));
     return MIMIC_SUCCESS;
   });

@@ -52,11 +52,28 @@ constexpr ResultInfo kResults[] = {
     MIMIC_RESULT(MIMIC_ERROR_EVENT_TIMING_DISABLED,
                  "the event was created with MIMIC_EVENT_DISABLE_TIMING"),
     MIMIC_RESULT(MIMIC_ERROR_SIMULATION_STALLED, "the awaited work can never complete"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_IMAGE, "the data is not a valid module image"),
+    MIMIC_RESULT(MIMIC_ERROR_UNSUPPORTED_IMAGE_VERSION,
+                 "the module image has a format version this driver does not read"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_MODULE, "the module handle is invalid or unloaded"),
+    MIMIC_RESULT(MIMIC_ERROR_FUNCTION_NOT_FOUND, "the module has no function of that name"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_FUNCTION,
+                 "the function handle is invalid or its module unloaded"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_GRID, "a grid dimension is zero or the grid too large"),
+    MIMIC_RESULT(MIMIC_ERROR_INVALID_ARGUMENT_SIZE,
+                 "the argument size differs from what the function takes"),
+    MIMIC_RESULT(MIMIC_ERROR_NO_KERNEL, "no kernel was launched on the queue yet"),
     MIMIC_RESULT(MIMIC_ERROR_ILLEGAL_ADDRESS, "the device accessed an illegal address"),
     MIMIC_RESULT(MIMIC_ERROR_LAUNCH_FAILURE, "a kernel failed on the device"),
     MIMIC_RESULT(MIMIC_ERROR_LAUNCH_TIMEOUT, "a kernel ran past the watchdog limit"),
     MIMIC_RESULT(MIMIC_ERROR_ECC_UNCORRECTABLE, "the device memory had an uncorrectable error"),
     MIMIC_RESULT(MIMIC_ERROR_DEVICE_LOST, "the device is lost"),
+    MIMIC_RESULT(MIMIC_ERROR_MISALIGNED_ADDRESS,
+                 "a kernel operand was not aligned to its element size"),
+    MIMIC_RESULT(MIMIC_ERROR_SCRATCHPAD_HAZARD,
+                 "a kernel used scratchpad while a DMA into it was in flight"),
+    MIMIC_RESULT(MIMIC_ERROR_ILLEGAL_INSTRUCTION,
+                 "a kernel used an operation its element type does not support"),
 };
 #undef MIMIC_RESULT
 
@@ -70,7 +87,7 @@ const ResultInfo* findResult(mimicResult result) {
 }  // namespace
 
 bool isStickyError(mimicResult result) {
-  return result >= MIMIC_ERROR_ILLEGAL_ADDRESS && result <= MIMIC_ERROR_DEVICE_LOST;
+  return result >= MIMIC_ERROR_ILLEGAL_ADDRESS && result <= MIMIC_ERROR_ILLEGAL_INSTRUCTION;
 }
 
 std::string hexAddress(const void* pointer) {

@@ -86,7 +86,7 @@ Runtime::Runtime(const sim::SystemConfig& config, std::string identity)
   const int hwQueues = config.commandProcessor.hwQueues;
   for (int d = 0; d < config.numDevices; ++d) {
     auto state = std::make_unique<DeviceState>();
-    state->defaultQueue = std::make_shared<QueueState>(QueueState{d, 0, 0, nullptr});
+    state->defaultQueue = std::make_shared<QueueState>(d, 0, 0);
     state->lastOnHwQueue.resize(hwQueues);
     // Created queues start on hardware queue 1: the default queue keeps 0 to itself as long
     // as there are enough hardware queues.
@@ -143,6 +143,46 @@ bool Runtime::removeEvent(mimicEvent handle) {
   return events_.remove(reinterpret_cast<uint64_t>(handle));
 }
 
+mimicModule Runtime::addModule(std::shared_ptr<ModuleState> module) {
+  return reinterpret_cast<mimicModule>(modules_.add(std::move(module)));
+}
+
+std::shared_ptr<ModuleState> Runtime::module(mimicModule handle) {
+  auto m = modules_.find(reinterpret_cast<uint64_t>(handle));
+  if (!m) {
+    fail(MIMIC_ERROR_INVALID_MODULE, "module " + hexAddress(handle) + " is not a loaded module");
+  }
+  return m;
+}
+
+bool Runtime::removeModule(mimicModule handle) {
+  auto m = modules_.find(reinterpret_cast<uint64_t>(handle));
+  if (!m) return false;
+  m->unloaded = true;
+  return modules_.remove(reinterpret_cast<uint64_t>(handle));
+}
+
+mimicFunction Runtime::addFunction(std::shared_ptr<FunctionState> function) {
+  return reinterpret_cast<mimicFunction>(functions_.add(std::move(function)));
+}
+
+std::shared_ptr<FunctionState> Runtime::function(mimicFunction handle) {
+  auto f = functions_.find(reinterpret_cast<uint64_t>(handle));
+  if (!f) fail(MIMIC_ERROR_INVALID_FUNCTION, "fn " + hexAddress(handle) + " is not a function");
+  if (f->module->unloaded) {
+    fail(MIMIC_ERROR_INVALID_FUNCTION,
+         "the module of function '" + f->function().name + "' was unloaded");
+  }
+  checkSticky(f->module->device);
+  return f;
+}
+
+void Runtime::noteKernelFault(int device, const std::string& detail) {
+  DeviceState& state = *devices_[device];
+  std::lock_guard<std::mutex> lock(state.faultMutex);
+  if (state.faultDetail.empty()) state.faultDetail = detail;
+}
+
 int Runtime::assignHwQueue(int device) {
   std::lock_guard<std::mutex> lock(submitMutex_);
   DeviceState& state = *devices_[device];
@@ -164,6 +204,21 @@ std::shared_ptr<sim::Completion> Runtime::submit(QueueState& queue,
   devices_[queue.device]->lastOnHwQueue[queue.hwQueue] = completion;
   if (recordInto) recordInto->record = completion;
   return completion;
+}
+
+void Runtime::submitKernel(QueueState& queue, std::unique_ptr<sim::Command> cmd) {
+  std::shared_ptr<sim::KernelLaunch> launch = cmd->launch;
+  std::shared_ptr<sim::Completion> done = submit(queue, std::move(cmd));
+  std::lock_guard<std::mutex> lock(submitMutex_);
+  queue.lastKernel = std::move(launch);
+  queue.lastKernelDone = std::move(done);
+}
+
+void Runtime::lastKernel(QueueState& queue, std::shared_ptr<sim::KernelLaunch>* launch,
+                         std::shared_ptr<sim::Completion>* done) {
+  std::lock_guard<std::mutex> lock(submitMutex_);
+  *launch = queue.lastKernel;
+  *done = queue.lastKernelDone;
 }
 
 std::shared_ptr<sim::Completion> Runtime::snapshot(const std::shared_ptr<sim::Completion>& field) {
@@ -216,12 +271,18 @@ void Runtime::observeFaults() {
 }
 
 void Runtime::checkSticky(int device) {
-  int code = devices_[device]->sticky.load();
+  DeviceState& state = *devices_[device];
+  int code = state.sticky.load();
   if (code != MIMIC_SUCCESS) {
-    fail(static_cast<mimicResult>(code), std::string("device ") + std::to_string(device) +
-                                             " has failed with " +
-                                             mimicGetErrorName(static_cast<mimicResult>(code)) +
-                                             "; call mimicDeviceReset to recover");
+    std::string detail;
+    {
+      std::lock_guard<std::mutex> lock(state.faultMutex);
+      if (!state.faultDetail.empty()) detail = " (" + state.faultDetail + ")";
+    }
+    fail(static_cast<mimicResult>(code),
+         std::string("device ") + std::to_string(device) + " has failed with " +
+             mimicGetErrorName(static_cast<mimicResult>(code)) + detail +
+             "; call mimicDeviceReset to recover");
   }
 }
 
@@ -244,6 +305,8 @@ void Runtime::resetDevice(int device) {
   sim_->device(device).clearFault();
   sim_->device(device).memory().releaseAll();
   devices_[device]->sticky.store(MIMIC_SUCCESS);
+  std::lock_guard<std::mutex> lock(devices_[device]->faultMutex);
+  devices_[device]->faultDetail.clear();
 }
 
 void Runtime::addPinned(void* base, size_t bytes) {

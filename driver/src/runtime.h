@@ -12,15 +12,34 @@
 #include "errors.h"
 #include "handle_table.h"
 #include "mimic/mimic.h"
+#include "sim/compute_engine.h"
+#include "sim/isa/module.h"
 #include "sim/simulator.h"
 
 namespace mimic::driver {
 
 struct QueueState {
+  QueueState(int device, int hwQueue, int priority)
+      : device(device), hwQueue(hwQueue), priority(priority) {}
   int device;
   int hwQueue;
   int priority;
   std::shared_ptr<sim::Completion> last;  // of the most recent command; guarded by submitMutex
+  // The most recent kernel and its completion; guarded by submitMutex.
+  std::shared_ptr<sim::KernelLaunch> lastKernel;
+  std::shared_ptr<sim::Completion> lastKernelDone;
+};
+
+struct ModuleState {
+  int device;
+  isa::Module module;
+  std::atomic<bool> unloaded{false};
+};
+
+struct FunctionState {
+  std::shared_ptr<ModuleState> module;
+  size_t index;
+  const isa::Function& function() const { return module->module.functions[index]; }
 };
 
 struct EventState {
@@ -35,6 +54,8 @@ struct DeviceState {
   int nextHwQueue = 0;
   std::atomic<int> sticky{MIMIC_SUCCESS};  // the device's failure, once the host has seen it
   std::atomic<uint64_t> stickyOrder{0};    // when the host saw it, counting all devices
+  std::mutex faultMutex;
+  std::string faultDetail;  // what the first kernel fault on the device was
 };
 
 class Runtime {
@@ -57,11 +78,22 @@ class Runtime {
   bool removeQueue(mimicQueue handle);
   mimicEvent addEvent(std::shared_ptr<EventState> event);
   bool removeEvent(mimicEvent handle);
+  mimicModule addModule(std::shared_ptr<ModuleState> module);
+  std::shared_ptr<ModuleState> module(mimicModule handle);
+  bool removeModule(mimicModule handle);
+  mimicFunction addFunction(std::shared_ptr<FunctionState> function);
+  std::shared_ptr<FunctionState> function(mimicFunction handle);
+  // Remembers why a kernel will fail the device, for the sticky error's message.
+  void noteKernelFault(int device, const std::string& detail);
   int assignHwQueue(int device);
 
   // Hands a command to the simulation on `queue` and returns its completion.
   std::shared_ptr<sim::Completion> submit(QueueState& queue, std::unique_ptr<sim::Command> cmd,
                                           EventState* recordInto = nullptr);
+  // Submits a kernel command and remembers it as the queue's most recent kernel.
+  void submitKernel(QueueState& queue, std::unique_ptr<sim::Command> cmd);
+  void lastKernel(QueueState& queue, std::shared_ptr<sim::KernelLaunch>* launch,
+                  std::shared_ptr<sim::Completion>* done);
   // A queue's last command or an event's last record, read under the submission lock.
   std::shared_ptr<sim::Completion> snapshot(const std::shared_ptr<sim::Completion>& field);
   // Blocks on completions, then surfaces any device failure the host can now see.
@@ -89,6 +121,8 @@ class Runtime {
   std::vector<std::unique_ptr<DeviceState>> devices_;
   HandleTable<QueueState> queues_{1};
   HandleTable<EventState> events_{2};
+  HandleTable<ModuleState> modules_{3};
+  HandleTable<FunctionState> functions_{4};
   std::mutex submitMutex_;
   std::atomic<uint64_t> faultsSeen_{0};
   mutable std::mutex pinnedMutex_;

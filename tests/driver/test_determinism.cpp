@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "timing_helpers.h"
+#include "driver_helpers.h"
 
 namespace {
 

@@ -5,24 +5,10 @@
 #include <string>
 #include <thread>
 
-#include "driver_test.h"
+#include "driver_helpers.h"
 #include "mimic/mimic_debug.h"
 
 namespace {
-
-// The calling thread's detail message, "" if it cannot be read.
-std::string Detail() {
-  const char* detail = nullptr;
-  EXPECT_EQ(mimicGetErrorDetail(&detail), MIMIC_SUCCESS);
-  return detail ? detail : "";
-}
-
-// Removes the environment variables mimicInit reads, so the test sees only what it sets.
-void ClearMimicEnvironment() {
-  unsetenv("MIMIC_PRESET");
-  unsetenv("MIMIC_OVERRIDES");
-  unsetenv("MIMIC_NUM_DEVICES");
-}
 
 struct NamedResult {
   mimicResult result;
@@ -59,11 +45,22 @@ const NamedResult kAllResults[] = {
     MIMIC_NAMED(MIMIC_ERROR_EVENT_NOT_RECORDED),
     MIMIC_NAMED(MIMIC_ERROR_EVENT_TIMING_DISABLED),
     MIMIC_NAMED(MIMIC_ERROR_SIMULATION_STALLED),
+    MIMIC_NAMED(MIMIC_ERROR_INVALID_IMAGE),
+    MIMIC_NAMED(MIMIC_ERROR_UNSUPPORTED_IMAGE_VERSION),
+    MIMIC_NAMED(MIMIC_ERROR_INVALID_MODULE),
+    MIMIC_NAMED(MIMIC_ERROR_FUNCTION_NOT_FOUND),
+    MIMIC_NAMED(MIMIC_ERROR_INVALID_FUNCTION),
+    MIMIC_NAMED(MIMIC_ERROR_INVALID_GRID),
+    MIMIC_NAMED(MIMIC_ERROR_INVALID_ARGUMENT_SIZE),
+    MIMIC_NAMED(MIMIC_ERROR_NO_KERNEL),
     MIMIC_NAMED(MIMIC_ERROR_ILLEGAL_ADDRESS),
     MIMIC_NAMED(MIMIC_ERROR_LAUNCH_FAILURE),
     MIMIC_NAMED(MIMIC_ERROR_LAUNCH_TIMEOUT),
     MIMIC_NAMED(MIMIC_ERROR_ECC_UNCORRECTABLE),
     MIMIC_NAMED(MIMIC_ERROR_DEVICE_LOST),
+    MIMIC_NAMED(MIMIC_ERROR_MISALIGNED_ADDRESS),
+    MIMIC_NAMED(MIMIC_ERROR_SCRATCHPAD_HAZARD),
+    MIMIC_NAMED(MIMIC_ERROR_ILLEGAL_INSTRUCTION),
 };
 #undef MIMIC_NAMED
 
@@ -97,7 +94,7 @@ TEST(ErrorNameTest, EveryResultHasADistinctNonEmptyDescription) {
 }
 
 TEST(ErrorNameTest, UnknownValuesAreUnrecognized) {
-  for (int value : {2, 99, 107, 209, 306, 402, 501, 699, 705, -1, 12345}) {
+  for (int value : {2, 99, 107, 209, 306, 402, 501, 699, 799, -1, 12345}) {
     mimicResult result = static_cast<mimicResult>(value);
     EXPECT_STREQ(mimicGetErrorName(result), "MIMIC_UNRECOGNIZED_RESULT") << value;
     const char* text = mimicGetErrorString(result);
@@ -111,22 +108,22 @@ TEST(ErrorNameTest, UnknownValuesAreUnrecognized) {
 
 TEST(ErrorDetailTest, NullDetailIsNullPointer) {
   EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicGetErrorDetail(nullptr));
-  EXPECT_NE(Detail().find("detail"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("detail"), std::string::npos) << errorDetail();
 }
 
 TEST(ErrorDetailTest, EmptyBeforeAnyFailure) {
-  EXPECT_EQ(Detail(), "");
+  EXPECT_EQ(errorDetail(), "");
 }
 
 TEST_F(DriverTest, ErrorDetailNamesFunctionAndArgument) {
   EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicMemAlloc(0, 256, nullptr));
-  std::string detail = Detail();
+  std::string detail = errorDetail();
   EXPECT_NE(detail.find("mimicMemAlloc"), std::string::npos) << detail;
   EXPECT_NE(detail.find("dptr"), std::string::npos) << detail;
 
   mimicQueue queue = nullptr;
   EXPECT_RESULT(MIMIC_ERROR_INVALID_DEVICE, mimicQueueCreate(7, 0, 0, &queue));
-  detail = Detail();
+  detail = errorDetail();
   EXPECT_NE(detail.find("mimicQueueCreate"), std::string::npos) << detail;
   EXPECT_NE(detail.find("7"), std::string::npos) << detail;
 }
@@ -134,27 +131,25 @@ TEST_F(DriverTest, ErrorDetailNamesFunctionAndArgument) {
 TEST_F(DriverTest, ErrorDetailSurvivesSuccessfulCalls) {
   void* p = nullptr;
   EXPECT_RESULT(MIMIC_ERROR_INVALID_SIZE, mimicMemAlloc(0, 0, &p));
-  const std::string before = Detail();
+  const std::string before = errorDetail();
   ASSERT_FALSE(before.empty());
   ASSERT_OK(mimicMemAlloc(0, 256, &p));
   int count = 0;
   ASSERT_OK(mimicDeviceGetCount(&count));
-  EXPECT_EQ(Detail(), before);
+  EXPECT_EQ(errorDetail(), before);
 }
 
 TEST_F(DriverTest, ErrorDetailIsPerThread) {
   EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicDeviceGetCount(nullptr));
-  const std::string mine = Detail();
+  const std::string mine = errorDetail();
   std::string theirs;
   std::thread([&] {
     mimicDeviceProperties props{};
     EXPECT_EQ(mimicDeviceGetProperties(5, &props), MIMIC_ERROR_INVALID_DEVICE);
-    const char* d = nullptr;
-    EXPECT_EQ(mimicGetErrorDetail(&d), MIMIC_SUCCESS);
-    theirs = d ? d : "";
+    theirs = errorDetail();
   }).join();
   EXPECT_NE(theirs.find("mimicDeviceGetProperties"), std::string::npos) << theirs;
-  EXPECT_EQ(Detail(), mine);
+  EXPECT_EQ(errorDetail(), mine);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -172,7 +167,7 @@ TEST(LastErrorTest, ReportsNotInitializedThenClears) {
 }
 
 TEST(LastErrorTest, ReportsFailedInit) {
-  ClearMimicEnvironment();
+  clearMimicEnvironment();
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_PRESET, mimicInitWithPreset(0, "no-such-preset", nullptr));
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_PRESET, mimicGetLastError());
   EXPECT_RESULT(MIMIC_SUCCESS, mimicGetLastError());

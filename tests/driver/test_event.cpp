@@ -3,55 +3,29 @@
 #include <cstdint>
 #include <set>
 
-#include "driver_test.h"
+#include "driver_helpers.h"
 
 namespace {
 
-constexpr size_t kMiB = size_t{1} << 20;
-
-uint64_t SimTime() {
-  uint64_t ns = 0;
-  EXPECT_EQ(mimicGetSimTime(&ns), MIMIC_SUCCESS);
-  return ns;
+// Records `start`, starts `copy`, then records `end`, all on `queue`.
+void bracketCopy(PinnedCopy& copy, mimicQueue queue, mimicEvent start, mimicEvent end) {
+  ASSERT_OK(mimicEventRecord(start, queue));
+  ASSERT_OK(copy.start(queue));
+  ASSERT_OK(mimicEventRecord(end, queue));
 }
 
-mimicQueue NewQueue(int device) {
-  mimicQueue q = nullptr;
-  EXPECT_EQ(mimicQueueCreate(device, 0, MIMIC_QUEUE_PRIORITY_LOW, &q), MIMIC_SUCCESS);
-  return q;
+// Every timing query that involves `event` fails with `expected` and leaves its output alone;
+// `other` is an event whose record has completed.
+void expectNoTimes(mimicEvent event, mimicEvent other, mimicResult expected) {
+  float ms = -3;
+  EXPECT_RESULT(expected, mimicEventElapsedTime(&ms, event, other));
+  EXPECT_RESULT(expected, mimicEventElapsedTime(&ms, other, event));
+  EXPECT_RESULT(expected, mimicEventElapsedTime(&ms, event, event));
+  EXPECT_FLOAT_EQ(ms, -3);
+  uint64_t ns = 77;
+  EXPECT_RESULT(expected, mimicEventGetTimestamp(event, &ns));
+  EXPECT_EQ(ns, uint64_t{77});
 }
-
-mimicEvent NewEvent(int device, unsigned flags = MIMIC_EVENT_DEFAULT) {
-  mimicEvent e = nullptr;
-  EXPECT_EQ(mimicEventCreate(device, flags, &e), MIMIC_SUCCESS);
-  return e;
-}
-
-uint64_t Timestamp(mimicEvent event) {
-  EXPECT_EQ(mimicEventSynchronize(event), MIMIC_SUCCESS);
-  uint64_t ns = 0;
-  EXPECT_EQ(mimicEventGetTimestamp(event, &ns), MIMIC_SUCCESS);
-  return ns;
-}
-
-// A pinned host-to-device copy of `bytes`; at tiny's 10 GB/s it takes at least bytes / 10 ns.
-class Copy {
- public:
-  Copy(int device, size_t bytes) : bytes_(bytes) {
-    EXPECT_EQ(mimicHostAlloc(bytes, &host_), MIMIC_SUCCESS);
-    EXPECT_EQ(mimicMemAlloc(device, bytes, &dev_), MIMIC_SUCCESS);
-  }
-  mimicResult start(mimicQueue queue) { return mimicMemcpyAsync(dev_, host_, bytes_, queue); }
-  uint64_t minNs() const { return bytes_ / 10; }
-
- private:
-  size_t bytes_;
-  void* host_ = nullptr;
-  void* dev_ = nullptr;
-};
-
-// 32 MiB: about 3.4 ms, still running when the host next looks.
-constexpr size_t kLongCopy = 32 * kMiB;
 
 }  // namespace
 
@@ -95,7 +69,7 @@ TEST_F(DriverTest, EventCreateUndefinedFlagsIsInvalidFlags) {
 // mimicEventDestroy
 
 TEST_F(DriverTest, EventDestroySucceedsOnce) {
-  mimicEvent e = NewEvent(0);
+  mimicEvent e = newEvent(0);
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventDestroy(e));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_EVENT, mimicEventDestroy(e));
 }
@@ -105,7 +79,7 @@ TEST_F(DriverTest, EventDestroyNullIsInvalidEvent) {
 }
 
 TEST_F(DriverTest, EventDestroyQueueHandleIsInvalidEvent) {
-  mimicQueue q = NewQueue(0);
+  mimicQueue q = newQueue(0);
   EXPECT_RESULT(MIMIC_ERROR_INVALID_EVENT, mimicEventDestroy(reinterpret_cast<mimicEvent>(q)));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueDestroy(q));  // the queue survived
 }
@@ -116,8 +90,8 @@ TEST_F(DriverTest, EventDestroyForgedHandleIsInvalidEvent) {
 }
 
 TEST_F(DriverTest, DestroyedEventIsRejectedEverywhere) {
-  mimicEvent e = NewEvent(0);
-  mimicEvent other = NewEvent(0);
+  mimicEvent e = newEvent(0);
+  mimicEvent other = newEvent(0);
   ASSERT_OK(mimicEventRecord(e, nullptr));
   ASSERT_OK(mimicEventRecord(other, nullptr));
   ASSERT_OK(mimicEventSynchronize(e));
@@ -133,12 +107,12 @@ TEST_F(DriverTest, DestroyedEventIsRejectedEverywhere) {
 }
 
 TEST_F(DriverTest, DestroyingAnEventAQueuedWaitRefersToStillLetsTheQueueComplete) {
-  Copy copy(0, kLongCopy);
-  mimicQueue producer = NewQueue(0);
-  mimicQueue consumer = NewQueue(0);
-  mimicEvent doomed = NewEvent(0);
-  mimicEvent copied = NewEvent(0);
-  mimicEvent after = NewEvent(0);
+  PinnedCopy copy(0);
+  mimicQueue producer = newQueue(0);
+  mimicQueue consumer = newQueue(0);
+  mimicEvent doomed = newEvent(0);
+  mimicEvent copied = newEvent(0);
+  mimicEvent after = newEvent(0);
   ASSERT_OK(copy.start(producer));
   ASSERT_OK(mimicEventRecord(doomed, producer));
   ASSERT_OK(mimicEventRecord(copied, producer));
@@ -147,14 +121,14 @@ TEST_F(DriverTest, DestroyingAnEventAQueuedWaitRefersToStillLetsTheQueueComplete
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventDestroy(doomed));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueSynchronize(consumer));
   // The wait still held the consumer until the copy was done.
-  EXPECT_GE(Timestamp(after), Timestamp(copied));
-  EXPECT_GE(Timestamp(after), copy.minNs());
+  EXPECT_GE(timestampOf(after), timestampOf(copied));
+  EXPECT_GE(timestampOf(after), copy.minNs());
 }
 
 TEST_F(DriverTest, DestroyingAnEventWithAPendingRecordLetsTheQueueComplete) {
-  Copy copy(0, kLongCopy);
-  mimicQueue q = NewQueue(0);
-  mimicEvent e = NewEvent(0);
+  PinnedCopy copy(0);
+  mimicQueue q = newQueue(0);
+  mimicEvent e = newEvent(0);
   ASSERT_OK(copy.start(q));
   ASSERT_OK(mimicEventRecord(e, q));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventDestroy(e));
@@ -166,8 +140,8 @@ TEST_F(DriverTest, DestroyingAnEventWithAPendingRecordLetsTheQueueComplete) {
 // mimicEventRecord
 
 TEST_F(DriverTest, EventRecordOnOwnDeviceQueueSucceeds) {
-  mimicEvent e = NewEvent(1);
-  mimicQueue q = NewQueue(1);
+  mimicEvent e = newEvent(1);
+  mimicQueue q = newQueue(1);
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventRecord(e, q));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventSynchronize(e));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventQuery(e));
@@ -175,118 +149,104 @@ TEST_F(DriverTest, EventRecordOnOwnDeviceQueueSucceeds) {
 
 TEST_F(DriverTest, EventRecordNullEventIsInvalidEvent) {
   EXPECT_RESULT(MIMIC_ERROR_INVALID_EVENT, mimicEventRecord(nullptr, nullptr));
-  EXPECT_RESULT(MIMIC_ERROR_INVALID_EVENT, mimicEventRecord(nullptr, NewQueue(0)));
+  EXPECT_RESULT(MIMIC_ERROR_INVALID_EVENT, mimicEventRecord(nullptr, newQueue(0)));
 }
 
 TEST_F(DriverTest, EventRecordQueueHandleAsEventIsInvalidEvent) {
-  mimicQueue q = NewQueue(0);
+  mimicQueue q = newQueue(0);
   EXPECT_RESULT(MIMIC_ERROR_INVALID_EVENT, mimicEventRecord(reinterpret_cast<mimicEvent>(q), q));
 }
 
 TEST_F(DriverTest, EventRecordDestroyedQueueIsInvalidQueue) {
-  mimicEvent e = NewEvent(0);
-  mimicQueue q = NewQueue(0);
+  mimicEvent e = newEvent(0);
+  mimicQueue q = newQueue(0);
   ASSERT_OK(mimicQueueDestroy(q));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicEventRecord(e, q));
   EXPECT_RESULT(MIMIC_ERROR_EVENT_NOT_RECORDED, mimicEventQuery(e));
 }
 
 TEST_F(DriverTest, EventRecordQueueOfOtherDeviceIsWrongDevice) {
-  mimicEvent on0 = NewEvent(0);
-  mimicEvent on1 = NewEvent(1);
-  EXPECT_RESULT(MIMIC_ERROR_WRONG_DEVICE, mimicEventRecord(on0, NewQueue(1)));
-  EXPECT_RESULT(MIMIC_ERROR_WRONG_DEVICE, mimicEventRecord(on1, NewQueue(0)));
+  mimicEvent on0 = newEvent(0);
+  mimicEvent on1 = newEvent(1);
+  EXPECT_RESULT(MIMIC_ERROR_WRONG_DEVICE, mimicEventRecord(on0, newQueue(1)));
+  EXPECT_RESULT(MIMIC_ERROR_WRONG_DEVICE, mimicEventRecord(on1, newQueue(0)));
   // Nothing was recorded.
   EXPECT_RESULT(MIMIC_ERROR_EVENT_NOT_RECORDED, mimicEventQuery(on0));
   EXPECT_RESULT(MIMIC_ERROR_EVENT_NOT_RECORDED, mimicEventQuery(on1));
 }
 
 TEST_F(DriverTest, EventRecordNullQueueIsTheEventDevicesDefaultQueue) {
-  Copy copy(1, kLongCopy);
+  PinnedCopy copy(1);
   ASSERT_OK(copy.start(nullptr));  // device 1's default queue: dst is on device 1
-  mimicEvent on1 = NewEvent(1);
-  mimicEvent on0 = NewEvent(0);
+  mimicEvent on1 = newEvent(1);
+  mimicEvent on0 = newEvent(0);
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventRecord(on1, nullptr));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventRecord(on0, nullptr));
   // on1 sits behind the copy on device 1's default queue; on0 on device 0's idle one.
   EXPECT_RESULT(MIMIC_NOT_READY, mimicEventQuery(on1));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventQuery(on0));
-  EXPECT_GE(Timestamp(on1), copy.minNs());
-  EXPECT_LT(Timestamp(on0), copy.minNs());
+  EXPECT_GE(timestampOf(on1), copy.minNs());
+  EXPECT_LT(timestampOf(on0), copy.minNs());
 }
 
 // ---------------------------------------------------------------------------------------------
 // Unrecorded events
 
 TEST_F(DriverTest, UnrecordedEventIsEventNotRecorded) {
-  mimicEvent e = NewEvent(0);
-  mimicEvent recorded = NewEvent(0);
+  mimicEvent e = newEvent(0);
+  mimicEvent recorded = newEvent(0);
   ASSERT_OK(mimicEventRecord(recorded, nullptr));
   ASSERT_OK(mimicEventSynchronize(recorded));
   EXPECT_RESULT(MIMIC_ERROR_EVENT_NOT_RECORDED, mimicEventQuery(e));
   EXPECT_RESULT(MIMIC_ERROR_EVENT_NOT_RECORDED, mimicEventSynchronize(e));
-  float ms = -3;
-  EXPECT_RESULT(MIMIC_ERROR_EVENT_NOT_RECORDED, mimicEventElapsedTime(&ms, e, recorded));
-  EXPECT_RESULT(MIMIC_ERROR_EVENT_NOT_RECORDED, mimicEventElapsedTime(&ms, recorded, e));
-  EXPECT_RESULT(MIMIC_ERROR_EVENT_NOT_RECORDED, mimicEventElapsedTime(&ms, e, e));
-  EXPECT_FLOAT_EQ(ms, -3);
-  uint64_t ns = 77;
-  EXPECT_RESULT(MIMIC_ERROR_EVENT_NOT_RECORDED, mimicEventGetTimestamp(e, &ns));
-  EXPECT_EQ(ns, uint64_t{77});
+  expectNoTimes(e, recorded, MIMIC_ERROR_EVENT_NOT_RECORDED);
 }
 
 // ---------------------------------------------------------------------------------------------
 // MIMIC_EVENT_DISABLE_TIMING
 
 TEST_F(DriverTest, DisableTimingEventHasNoTimes) {
-  mimicEvent untimed = NewEvent(0, MIMIC_EVENT_DISABLE_TIMING);
-  mimicEvent timed = NewEvent(0);
+  mimicEvent untimed = newEvent(0, MIMIC_EVENT_DISABLE_TIMING);
+  mimicEvent timed = newEvent(0);
   ASSERT_OK(mimicEventRecord(untimed, nullptr));
   ASSERT_OK(mimicEventRecord(timed, nullptr));
   ASSERT_OK(mimicEventSynchronize(timed));
-  float ms = -3;
-  EXPECT_RESULT(MIMIC_ERROR_EVENT_TIMING_DISABLED, mimicEventElapsedTime(&ms, untimed, timed));
-  EXPECT_RESULT(MIMIC_ERROR_EVENT_TIMING_DISABLED, mimicEventElapsedTime(&ms, timed, untimed));
-  EXPECT_RESULT(MIMIC_ERROR_EVENT_TIMING_DISABLED, mimicEventElapsedTime(&ms, untimed, untimed));
-  EXPECT_FLOAT_EQ(ms, -3);
-  uint64_t ns = 77;
-  EXPECT_RESULT(MIMIC_ERROR_EVENT_TIMING_DISABLED, mimicEventGetTimestamp(untimed, &ns));
-  EXPECT_EQ(ns, uint64_t{77});
+  expectNoTimes(untimed, timed, MIMIC_ERROR_EVENT_TIMING_DISABLED);
 }
 
 TEST_F(DriverTest, DisableTimingEventStillQueriesAndSynchronizes) {
-  Copy copy(0, kLongCopy);
-  mimicQueue q = NewQueue(0);
-  mimicEvent untimed = NewEvent(0, MIMIC_EVENT_DISABLE_TIMING);
+  PinnedCopy copy(0);
+  mimicQueue q = newQueue(0);
+  mimicEvent untimed = newEvent(0, MIMIC_EVENT_DISABLE_TIMING);
   ASSERT_OK(copy.start(q));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventRecord(untimed, q));
   EXPECT_RESULT(MIMIC_NOT_READY, mimicEventQuery(untimed));
-  const uint64_t before = SimTime();
+  const uint64_t before = simTime();
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventSynchronize(untimed));
-  EXPECT_GE(SimTime() - before, copy.minNs() / 2);
+  EXPECT_GE(simTime() - before, copy.minNs() / 2);
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventQuery(untimed));
 }
 
 TEST_F(DriverTest, DisableTimingEventCanBeWaitedOn) {
-  Copy copy(0, kLongCopy);
-  mimicQueue producer = NewQueue(0);
-  mimicQueue consumer = NewQueue(0);
-  mimicEvent untimed = NewEvent(0, MIMIC_EVENT_DISABLE_TIMING);
-  mimicEvent after = NewEvent(0);
+  PinnedCopy copy(0);
+  mimicQueue producer = newQueue(0);
+  mimicQueue consumer = newQueue(0);
+  mimicEvent untimed = newEvent(0, MIMIC_EVENT_DISABLE_TIMING);
+  mimicEvent after = newEvent(0);
   ASSERT_OK(copy.start(producer));
   ASSERT_OK(mimicEventRecord(untimed, producer));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueWaitEvent(consumer, untimed));
   ASSERT_OK(mimicEventRecord(after, consumer));
-  EXPECT_GE(Timestamp(after), copy.minNs());
+  EXPECT_GE(timestampOf(after), copy.minNs());
 }
 
 // ---------------------------------------------------------------------------------------------
 // mimicEventQuery / mimicEventSynchronize
 
 TEST_F(DriverTest, EventQueryIsNotReadyUntilTheRecordCompletes) {
-  Copy copy(0, kLongCopy);
-  mimicQueue q = NewQueue(0);
-  mimicEvent e = NewEvent(0);
+  PinnedCopy copy(0);
+  mimicQueue q = newQueue(0);
+  mimicEvent e = newEvent(0);
   ASSERT_OK(copy.start(q));
   ASSERT_OK(mimicEventRecord(e, q));
   EXPECT_RESULT(MIMIC_NOT_READY, mimicEventQuery(e));
@@ -297,10 +257,10 @@ TEST_F(DriverTest, EventQueryIsNotReadyUntilTheRecordCompletes) {
 }
 
 TEST_F(DriverTest, EventQueryPollingEventuallySucceeds) {
-  Copy copy(0, 4 * kMiB);
-  mimicQueue q = NewQueue(0);
-  mimicEvent e = NewEvent(0);
-  const uint64_t before = SimTime();
+  PinnedCopy copy(0, 4 * kMiB);
+  mimicQueue q = newQueue(0);
+  mimicEvent e = newEvent(0);
+  const uint64_t before = simTime();
   ASSERT_OK(copy.start(q));
   ASSERT_OK(mimicEventRecord(e, q));
   int polls = 0;
@@ -311,25 +271,25 @@ TEST_F(DriverTest, EventQueryPollingEventuallySucceeds) {
   }
   EXPECT_RESULT(MIMIC_SUCCESS, r);
   EXPECT_GT(polls, 1);
-  EXPECT_GE(SimTime() - before, copy.minNs());
+  EXPECT_GE(simTime() - before, copy.minNs());
 }
 
 TEST_F(DriverTest, EventQueryAdvancesHostClockByPollCost) {
-  mimicEvent e = NewEvent(0);
+  mimicEvent e = newEvent(0);
   ASSERT_OK(mimicEventRecord(e, nullptr));
-  const uint64_t before = SimTime();
+  const uint64_t before = simTime();
   ASSERT_OK(mimicEventQuery(e));
-  EXPECT_EQ(SimTime() - before, uint64_t{1000});  // host.poll_ns of tiny (from default)
+  EXPECT_EQ(simTime() - before, kPollNs);
 }
 
 TEST_F(DriverTest, EventSynchronizeMovesHostClockToTheRecord) {
-  Copy copy(0, kLongCopy);
-  mimicQueue q = NewQueue(0);
-  mimicEvent e = NewEvent(0);
+  PinnedCopy copy(0);
+  mimicQueue q = newQueue(0);
+  mimicEvent e = newEvent(0);
   ASSERT_OK(copy.start(q));
   ASSERT_OK(mimicEventRecord(e, q));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventSynchronize(e));
-  const uint64_t now = SimTime();
+  const uint64_t now = simTime();
   uint64_t ts = 0;
   ASSERT_OK(mimicEventGetTimestamp(e, &ts));
   EXPECT_EQ(now, ts);
@@ -340,7 +300,7 @@ TEST_F(DriverTest, EventSynchronizeMovesHostClockToTheRecord) {
 // mimicEventElapsedTime / mimicEventGetTimestamp
 
 TEST_F(DriverTest, ElapsedTimeNullMsIsNullPointer) {
-  mimicEvent a = NewEvent(0), b = NewEvent(0);
+  mimicEvent a = newEvent(0), b = newEvent(0);
   ASSERT_OK(mimicEventRecord(a, nullptr));
   ASSERT_OK(mimicEventRecord(b, nullptr));
   ASSERT_OK(mimicEventSynchronize(b));
@@ -348,7 +308,7 @@ TEST_F(DriverTest, ElapsedTimeNullMsIsNullPointer) {
 }
 
 TEST_F(DriverTest, ElapsedTimeNullEventsAreInvalidEvent) {
-  mimicEvent a = NewEvent(0);
+  mimicEvent a = newEvent(0);
   ASSERT_OK(mimicEventRecord(a, nullptr));
   ASSERT_OK(mimicEventSynchronize(a));
   float ms = 0;
@@ -357,7 +317,7 @@ TEST_F(DriverTest, ElapsedTimeNullEventsAreInvalidEvent) {
 }
 
 TEST_F(DriverTest, GetTimestampNullOutputIsNullPointer) {
-  mimicEvent e = NewEvent(0);
+  mimicEvent e = newEvent(0);
   ASSERT_OK(mimicEventRecord(e, nullptr));
   ASSERT_OK(mimicEventSynchronize(e));
   EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicEventGetTimestamp(e, nullptr));
@@ -369,12 +329,10 @@ TEST_F(DriverTest, GetTimestampNullEventIsInvalidEvent) {
 }
 
 TEST_F(DriverTest, ElapsedTimeAroundACopyIsPositive) {
-  Copy copy(0, kMiB);
-  mimicQueue q = NewQueue(0);
-  mimicEvent start = NewEvent(0), end = NewEvent(0);
-  ASSERT_OK(mimicEventRecord(start, q));
-  ASSERT_OK(copy.start(q));
-  ASSERT_OK(mimicEventRecord(end, q));
+  PinnedCopy copy(0, kMiB);
+  mimicQueue q = newQueue(0);
+  mimicEvent start = newEvent(0), end = newEvent(0);
+  ASSERT_NO_FATAL_FAILURE(bracketCopy(copy, q, start, end));
   ASSERT_OK(mimicEventSynchronize(end));
   float ms = 0;
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventElapsedTime(&ms, start, end));
@@ -384,14 +342,12 @@ TEST_F(DriverTest, ElapsedTimeAroundACopyIsPositive) {
 }
 
 TEST_F(DriverTest, ElapsedTimeIsTheDifferenceOfTimestamps) {
-  Copy copy(0, 2 * kMiB);
-  mimicQueue q = NewQueue(0);
-  mimicEvent start = NewEvent(0), end = NewEvent(0);
-  ASSERT_OK(mimicEventRecord(start, q));
-  ASSERT_OK(copy.start(q));
-  ASSERT_OK(mimicEventRecord(end, q));
-  const uint64_t t0 = Timestamp(start);
-  const uint64_t t1 = Timestamp(end);
+  PinnedCopy copy(0, 2 * kMiB);
+  mimicQueue q = newQueue(0);
+  mimicEvent start = newEvent(0), end = newEvent(0);
+  ASSERT_NO_FATAL_FAILURE(bracketCopy(copy, q, start, end));
+  const uint64_t t0 = timestampOf(start);
+  const uint64_t t1 = timestampOf(end);
   ASSERT_GT(t1, t0);
   float ms = 0;
   ASSERT_OK(mimicEventElapsedTime(&ms, start, end));
@@ -400,12 +356,10 @@ TEST_F(DriverTest, ElapsedTimeIsTheDifferenceOfTimestamps) {
 }
 
 TEST_F(DriverTest, ElapsedTimeIsNegativeWhenSwapped) {
-  Copy copy(0, kMiB);
-  mimicQueue q = NewQueue(0);
-  mimicEvent start = NewEvent(0), end = NewEvent(0);
-  ASSERT_OK(mimicEventRecord(start, q));
-  ASSERT_OK(copy.start(q));
-  ASSERT_OK(mimicEventRecord(end, q));
+  PinnedCopy copy(0, kMiB);
+  mimicQueue q = newQueue(0);
+  mimicEvent start = newEvent(0), end = newEvent(0);
+  ASSERT_NO_FATAL_FAILURE(bracketCopy(copy, q, start, end));
   ASSERT_OK(mimicEventSynchronize(end));
   float forward = 0, backward = 0;
   ASSERT_OK(mimicEventElapsedTime(&forward, start, end));
@@ -415,7 +369,7 @@ TEST_F(DriverTest, ElapsedTimeIsNegativeWhenSwapped) {
 }
 
 TEST_F(DriverTest, ElapsedTimeOfAnEventWithItselfIsZero) {
-  mimicEvent e = NewEvent(0);
+  mimicEvent e = newEvent(0);
   ASSERT_OK(mimicEventRecord(e, nullptr));
   ASSERT_OK(mimicEventSynchronize(e));
   float ms = -1;
@@ -424,12 +378,10 @@ TEST_F(DriverTest, ElapsedTimeOfAnEventWithItselfIsZero) {
 }
 
 TEST_F(DriverTest, ElapsedTimeBeforeTheRecordCompletesIsNotReady) {
-  Copy copy(0, kLongCopy);
-  mimicQueue q = NewQueue(0);
-  mimicEvent start = NewEvent(0), end = NewEvent(0);
-  ASSERT_OK(mimicEventRecord(start, q));
-  ASSERT_OK(copy.start(q));
-  ASSERT_OK(mimicEventRecord(end, q));
+  PinnedCopy copy(0);
+  mimicQueue q = newQueue(0);
+  mimicEvent start = newEvent(0), end = newEvent(0);
+  ASSERT_NO_FATAL_FAILURE(bracketCopy(copy, q, start, end));
   float ms = -3;
   EXPECT_RESULT(MIMIC_NOT_READY, mimicEventElapsedTime(&ms, start, end));
   EXPECT_FLOAT_EQ(ms, -3);
@@ -442,14 +394,14 @@ TEST_F(DriverTest, ElapsedTimeBeforeTheRecordCompletesIsNotReady) {
 }
 
 TEST_F(DriverTest, ElapsedTimeAcrossDevicesUsesTheSharedClock) {
-  Copy copy(1, kMiB);
-  mimicQueue q1 = NewQueue(1);
-  mimicEvent start = NewEvent(0), end = NewEvent(1);
+  PinnedCopy copy(1, kMiB);
+  mimicQueue q1 = newQueue(1);
+  mimicEvent start = newEvent(0), end = newEvent(1);
   ASSERT_OK(mimicEventRecord(start, nullptr));
   ASSERT_OK(copy.start(q1));
   ASSERT_OK(mimicEventRecord(end, q1));
-  const uint64_t t0 = Timestamp(start);
-  const uint64_t t1 = Timestamp(end);
+  const uint64_t t0 = timestampOf(start);
+  const uint64_t t1 = timestampOf(end);
   float ms = 0;
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventElapsedTime(&ms, start, end));
   EXPECT_FLOAT_EQ(ms, static_cast<float>(static_cast<double>(t1 - t0) / 1e6));
@@ -459,30 +411,30 @@ TEST_F(DriverTest, ElapsedTimeAcrossDevicesUsesTheSharedClock) {
 // Re-recording
 
 TEST_F(DriverTest, ReRecordingReplacesTheRecord) {
-  Copy copy(0, kLongCopy);
-  mimicQueue q = NewQueue(0);
-  mimicEvent e = NewEvent(0);
+  PinnedCopy copy(0);
+  mimicQueue q = newQueue(0);
+  mimicEvent e = newEvent(0);
   ASSERT_OK(mimicEventRecord(e, q));
-  const uint64_t first = Timestamp(e);
+  const uint64_t first = timestampOf(e);
   ASSERT_OK(copy.start(q));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventRecord(e, q));
   // The first record has completed, but the event now stands for the second.
   EXPECT_RESULT(MIMIC_NOT_READY, mimicEventQuery(e));
   uint64_t ns = 0;
   EXPECT_RESULT(MIMIC_NOT_READY, mimicEventGetTimestamp(e, &ns));
-  const uint64_t second = Timestamp(e);
+  const uint64_t second = timestampOf(e);
   EXPECT_GE(second - first, copy.minNs());
 }
 
 TEST_F(DriverTest, ReRecordingOnAnotherQueueOfTheDeviceReplacesTheRecord) {
-  Copy copy(0, kLongCopy);
-  mimicQueue busy = NewQueue(0);
-  mimicQueue idle = NewQueue(0);
-  mimicEvent e = NewEvent(0);
+  PinnedCopy copy(0);
+  mimicQueue busy = newQueue(0);
+  mimicQueue idle = newQueue(0);
+  mimicEvent e = newEvent(0);
   ASSERT_OK(copy.start(busy));
   ASSERT_OK(mimicEventRecord(e, busy));
   EXPECT_RESULT(MIMIC_NOT_READY, mimicEventQuery(e));
   ASSERT_OK(mimicEventRecord(e, idle));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventQuery(e));
-  EXPECT_LT(Timestamp(e), copy.minNs());
+  EXPECT_LT(timestampOf(e), copy.minNs());
 }

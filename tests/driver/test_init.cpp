@@ -1,7 +1,8 @@
 // mimicInit and mimicInitWithPreset: presets, overrides, the environment, repeated calls.
 //
-// Most tests here control initialisation themselves, so they are plain TESTs: ctest runs every
-// test in a process of its own, so each starts uninitialised with a fresh error state.
+// The tests here control initialisation themselves, so they use InitTest (below), which only
+// clears the environment, instead of DriverTest: ctest runs every test in a process of its own,
+// so each starts uninitialised with a fresh error state.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -12,32 +13,12 @@
 #include <thread>
 #include <vector>
 
-#include "driver_test.h"
+#include "driver_helpers.h"
 #include "mimic/mimic_debug.h"
 
 namespace {
 
-// The calling thread's detail message, "" if it cannot be read.
-std::string Detail() {
-  const char* detail = nullptr;
-  EXPECT_EQ(mimicGetErrorDetail(&detail), MIMIC_SUCCESS);
-  return detail ? detail : "";
-}
-
-// Removes the environment variables mimicInit reads, so the test sees only what it sets.
-void ClearMimicEnvironment() {
-  unsetenv("MIMIC_PRESET");
-  unsetenv("MIMIC_OVERRIDES");
-  unsetenv("MIMIC_NUM_DEVICES");
-}
-
-mimicDeviceProperties Properties(int device) {
-  mimicDeviceProperties props{};
-  EXPECT_EQ(mimicDeviceGetProperties(device, &props), MIMIC_SUCCESS);
-  return props;
-}
-
-int DeviceCount() {
+int deviceCount() {
   int count = -1;
   EXPECT_EQ(mimicDeviceGetCount(&count), MIMIC_SUCCESS);
   return count;
@@ -63,14 +44,21 @@ class TempPresetFile {
   std::string path_;
 };
 
-void NoOp(void*) {}
+// Each test starts without the environment variables mimicInit reads, so it sees only what it
+// sets itself.
+class InitTest : public ::testing::Test {
+ protected:
+  void SetUp() override { clearMimicEnvironment(); }
+};
+class InitEnvTest : public InitTest {};
+class InitPresetFileTest : public InitTest {};
 
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Before initialisation
 
-TEST(InitTest, EveryCallBeforeInitReturnsNotInitialized) {
+TEST_F(InitTest, EveryCallBeforeInitReturnsNotInitialized) {
   int count = -7;
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicDeviceGetCount(&count));
   EXPECT_EQ(count, -7);
@@ -108,7 +96,7 @@ TEST(InitTest, EveryCallBeforeInitReturnsNotInitialized) {
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicQueueQuery(nullptr));
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicQueueSynchronize(nullptr));
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicQueueWaitEvent(nullptr, nullptr));
-  EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicLaunchHostFunc(nullptr, NoOp, nullptr));
+  EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicLaunchHostFunc(nullptr, noOp, nullptr));
 
   mimicEvent event = nullptr;
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicEventCreate(0, 0, &event));
@@ -125,43 +113,40 @@ TEST(InitTest, EveryCallBeforeInitReturnsNotInitialized) {
                 mimicDebugInjectFault(nullptr, MIMIC_ERROR_ECC_UNCORRECTABLE));
 }
 
-TEST(InitTest, NotInitializedIsReportedEvenForNullArguments) {
+TEST_F(InitTest, NotInitializedIsReportedEvenForNullArguments) {
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicDeviceGetCount(nullptr));
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicMemAlloc(0, 256, nullptr));
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicGetSimTime(nullptr));
 }
 
-TEST(InitTest, NotInitializedDetailSaysToCallMimicInit) {
+TEST_F(InitTest, NotInitializedDetailSaysToCallMimicInit) {
   int count = 0;
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicDeviceGetCount(&count));
-  EXPECT_NE(Detail().find("mimicInit"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("mimicInit"), std::string::npos) << errorDetail();
 }
 
 // ---------------------------------------------------------------------------------------------
 // mimicInitWithPreset
 
-TEST(InitTest, InitWithTinyPresetSucceeds) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, InitWithTinyPresetSucceeds) {
   EXPECT_RESULT(MIMIC_SUCCESS, mimicInitWithPreset(0, "tiny", nullptr));
-  EXPECT_EQ(DeviceCount(), 2);
-  mimicDeviceProperties props = Properties(0);
+  EXPECT_EQ(deviceCount(), 2);
+  mimicDeviceProperties props = propertiesOf(0);
   EXPECT_STREQ(props.preset, "tiny");
   EXPECT_STREQ(props.name, "mimic-tiny");
   EXPECT_EQ(props.totalMemory, size_t{64} << 20);
 }
 
-TEST(InitTest, InitWithPresetRejectsNonZeroFlags) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, InitWithPresetRejectsNonZeroFlags) {
   EXPECT_RESULT(MIMIC_ERROR_INVALID_FLAGS, mimicInitWithPreset(1, "tiny", nullptr));
-  EXPECT_NE(Detail().find("flags"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("flags"), std::string::npos) << errorDetail();
   EXPECT_RESULT(MIMIC_ERROR_INVALID_FLAGS, mimicInitWithPreset(0x80000000u, "tiny", nullptr));
   // Nothing was built.
   int count = 0;
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicDeviceGetCount(&count));
 }
 
-TEST(InitTest, InitRejectsNonZeroFlags) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, InitRejectsNonZeroFlags) {
   setenv("MIMIC_PRESET", "tiny", 1);
   EXPECT_RESULT(MIMIC_ERROR_INVALID_FLAGS, mimicInit(1));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_FLAGS, mimicInit(~0u));
@@ -169,36 +154,31 @@ TEST(InitTest, InitRejectsNonZeroFlags) {
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicDeviceGetCount(&count));
 }
 
-TEST(InitTest, UnknownPresetIsRejectedAndNamedInDetail) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, UnknownPresetIsRejectedAndNamedInDetail) {
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_PRESET, mimicInitWithPreset(0, "no-such-preset", nullptr));
-  EXPECT_NE(Detail().find("no-such-preset"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("no-such-preset"), std::string::npos) << errorDetail();
   int count = 0;
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicDeviceGetCount(&count));
 }
 
-TEST(InitTest, UnknownOverrideFieldIsRejectedAndNamed) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, UnknownOverrideFieldIsRejectedAndNamed) {
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_CONFIG_FIELD, mimicInitWithPreset(0, "tiny", "hbm.bandwdth=1"));
-  EXPECT_NE(Detail().find("hbm.bandwdth"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("hbm.bandwdth"), std::string::npos) << errorDetail();
 }
 
-TEST(InitTest, UnknownFieldAmongValidOverridesIsNamed) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, UnknownFieldAmongValidOverridesIsNamed) {
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_CONFIG_FIELD,
                 mimicInitWithPreset(0, "tiny", "hbm.capacity=32MiB,cp.hw_queuez=2"));
-  EXPECT_NE(Detail().find("cp.hw_queuez"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("cp.hw_queuez"), std::string::npos) << errorDetail();
 }
 
-TEST(InitTest, InvalidOverrideValueIsRejectedAndNamed) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, InvalidOverrideValueIsRejectedAndNamed) {
   EXPECT_RESULT(MIMIC_ERROR_INVALID_CONFIG_VALUE,
                 mimicInitWithPreset(0, "tiny", "hbm.capacity=lots"));
-  EXPECT_NE(Detail().find("hbm.capacity"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("hbm.capacity"), std::string::npos) << errorDetail();
 }
 
-TEST(InitTest, OutOfRangeOverrideValuesAreInvalid) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, OutOfRangeOverrideValuesAreInvalid) {
   const char* bad[] = {
       "hbm.bandwidth_gbps=0",        // must be positive
       "hbm.bandwidth_gbps=-5",       // negative
@@ -217,17 +197,15 @@ TEST(InitTest, OutOfRangeOverrideValuesAreInvalid) {
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicDeviceGetCount(&count));
 }
 
-TEST(InitTest, RetryAfterFailedInitSucceeds) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, RetryAfterFailedInitSucceeds) {
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_CONFIG_FIELD, mimicInitWithPreset(0, "tiny", "hbm.bandwdth=1"));
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_PRESET, mimicInitWithPreset(0, "tinyy", nullptr));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_FLAGS, mimicInitWithPreset(2, "tiny", nullptr));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicInitWithPreset(0, "tiny", nullptr));
-  EXPECT_EQ(DeviceCount(), 2);
+  EXPECT_EQ(deviceCount(), 2);
 }
 
-TEST(InitTest, SystemResourcesFailureWhenAddressSpaceCannotBeReserved) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, SystemResourcesFailureWhenAddressSpaceCannotBeReserved) {
   // 1000 TiB per device is more than a 47-bit user address space can reserve.
   EXPECT_RESULT(MIMIC_ERROR_SYSTEM_RESOURCES,
                 mimicInitWithPreset(0, "tiny", "hbm.capacity=1000TiB"));
@@ -235,8 +213,7 @@ TEST(InitTest, SystemResourcesFailureWhenAddressSpaceCannotBeReserved) {
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicDeviceGetCount(&count));
 }
 
-TEST(InitTest, RetryAfterSystemResourcesFailureSucceeds) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, RetryAfterSystemResourcesFailureSucceeds) {
   ASSERT_EQ(mimicInitWithPreset(0, "tiny", "hbm.capacity=1000TiB"), MIMIC_ERROR_SYSTEM_RESOURCES);
   // mimic.h: "After a failure it may be called again" - a failure to reserve the device
   // address space must leave nothing behind that blocks a second attempt.
@@ -246,212 +223,187 @@ TEST(InitTest, RetryAfterSystemResourcesFailureSucceeds) {
   EXPECT_EQ(count, 2);
 }
 
-TEST(InitTest, ReinitWithSameArgumentsSucceeds) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, ReinitWithSameArgumentsSucceeds) {
   ASSERT_OK(mimicInitWithPreset(0, "tiny", "hbm.capacity=32MiB"));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicInitWithPreset(0, "tiny", "hbm.capacity=32MiB"));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicInitWithPreset(0, "tiny", "hbm.capacity=32MiB"));
-  EXPECT_EQ(Properties(0).totalMemory, size_t{32} << 20);
+  EXPECT_EQ(propertiesOf(0).totalMemory, size_t{32} << 20);
 }
 
-TEST(InitTest, ReinitWithEmptyOverridesIsTheSameConfiguration) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, ReinitWithEmptyOverridesIsTheSameConfiguration) {
   ASSERT_OK(mimicInitWithPreset(0, "tiny", nullptr));
   // "" overrides nothing, exactly like NULL: the configuration is the same.
   EXPECT_RESULT(MIMIC_SUCCESS, mimicInitWithPreset(0, "tiny", ""));
 }
 
-TEST(InitTest, ReinitWithDifferentlySpacedOverridesIsTheSameConfiguration) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, ReinitWithDifferentlySpacedOverridesIsTheSameConfiguration) {
   ASSERT_OK(mimicInitWithPreset(0, "tiny", "hbm.capacity=32MiB"));
   // Overrides are trimmed around '=' and ',', so this sets the very same field to the same value.
   EXPECT_RESULT(MIMIC_SUCCESS, mimicInitWithPreset(0, "tiny", " hbm.capacity = 32MiB "));
 }
 
-TEST(InitTest, ReinitWithDifferentPresetIsAlreadyInitialized) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, ReinitWithDifferentPresetIsAlreadyInitialized) {
   ASSERT_OK(mimicInitWithPreset(0, "tiny", nullptr));
   EXPECT_RESULT(MIMIC_ERROR_ALREADY_INITIALIZED, mimicInitWithPreset(0, "default", nullptr));
-  EXPECT_FALSE(Detail().empty());
+  EXPECT_FALSE(errorDetail().empty());
   // The first simulation is untouched.
-  EXPECT_STREQ(Properties(0).preset, "tiny");
-  EXPECT_EQ(Properties(0).totalMemory, size_t{64} << 20);
+  EXPECT_STREQ(propertiesOf(0).preset, "tiny");
+  EXPECT_EQ(propertiesOf(0).totalMemory, size_t{64} << 20);
 }
 
-TEST(InitTest, ReinitWithDifferentOverridesIsAlreadyInitialized) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, ReinitWithDifferentOverridesIsAlreadyInitialized) {
   ASSERT_OK(mimicInitWithPreset(0, "tiny", nullptr));
   EXPECT_RESULT(MIMIC_ERROR_ALREADY_INITIALIZED,
                 mimicInitWithPreset(0, "tiny", "hbm.capacity=32MiB"));
-  EXPECT_EQ(Properties(0).totalMemory, size_t{64} << 20);
+  EXPECT_EQ(propertiesOf(0).totalMemory, size_t{64} << 20);
 }
 
-TEST(InitTest, ReinitWithNullPresetMeansDefaultSoIsAlreadyInitialized) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, ReinitWithNullPresetMeansDefaultSoIsAlreadyInitialized) {
   ASSERT_OK(mimicInitWithPreset(0, "tiny", nullptr));
   EXPECT_RESULT(MIMIC_ERROR_ALREADY_INITIALIZED, mimicInitWithPreset(0, nullptr, nullptr));
 }
 
-TEST(InitTest, PlainInitAfterSuccessDoesNothingAndSucceeds) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, PlainInitAfterSuccessDoesNothingAndSucceeds) {
   ASSERT_OK(mimicInitWithPreset(0, "tiny", nullptr));
   // mimicInit would pick "default", but it never compares configurations.
   EXPECT_RESULT(MIMIC_SUCCESS, mimicInit(0));
-  EXPECT_STREQ(Properties(0).preset, "tiny");
+  EXPECT_STREQ(propertiesOf(0).preset, "tiny");
 }
 
-TEST(InitTest, InitTwiceSucceeds) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, InitTwiceSucceeds) {
   setenv("MIMIC_PRESET", "tiny", 1);
   EXPECT_RESULT(MIMIC_SUCCESS, mimicInit(0));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicInit(0));
-  EXPECT_EQ(DeviceCount(), 2);
+  EXPECT_EQ(deviceCount(), 2);
 }
 
-TEST(InitTest, InitWithoutEnvironmentUsesDefaultPreset) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, InitWithoutEnvironmentUsesDefaultPreset) {
   ASSERT_OK(mimicInit(0));
-  mimicDeviceProperties props = Properties(0);
+  mimicDeviceProperties props = propertiesOf(0);
   EXPECT_STREQ(props.preset, "default");
   EXPECT_STREQ(props.name, "mimic-1");
   EXPECT_EQ(props.totalMemory, size_t{16} << 30);
   EXPECT_EQ(props.computeUnits, 16);
   EXPECT_EQ(props.hardwareQueues, 8);
-  EXPECT_EQ(DeviceCount(), 2);
+  EXPECT_EQ(deviceCount(), 2);
 }
 
-TEST(InitTest, InitWithPresetNullUsesDefaultPreset) {
-  ClearMimicEnvironment();
+TEST_F(InitTest, InitWithPresetNullUsesDefaultPreset) {
   ASSERT_OK(mimicInitWithPreset(0, nullptr, "hbm.capacity=64MiB"));
-  EXPECT_STREQ(Properties(0).preset, "default");
-  EXPECT_STREQ(Properties(0).name, "mimic-1");
+  EXPECT_STREQ(propertiesOf(0).preset, "default");
+  EXPECT_STREQ(propertiesOf(0).name, "mimic-1");
 }
 
 // ---------------------------------------------------------------------------------------------
 // Environment variables
 
-TEST(InitEnvTest, MimicPresetSelectsThePreset) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, MimicPresetSelectsThePreset) {
   setenv("MIMIC_PRESET", "tiny", 1);
   ASSERT_OK(mimicInit(0));
-  mimicDeviceProperties props = Properties(0);
+  mimicDeviceProperties props = propertiesOf(0);
   EXPECT_STREQ(props.preset, "tiny");
   EXPECT_STREQ(props.name, "mimic-tiny");
   EXPECT_EQ(props.computeUnits, 4);
 }
 
-TEST(InitEnvTest, MimicPresetUnknownIsRejected) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, MimicPresetUnknownIsRejected) {
   setenv("MIMIC_PRESET", "bogus-env-preset", 1);
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_PRESET, mimicInit(0));
-  EXPECT_NE(Detail().find("bogus-env-preset"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("bogus-env-preset"), std::string::npos) << errorDetail();
 }
 
-TEST(InitEnvTest, MimicPresetIsUsedWhenPresetArgumentIsNull) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, MimicPresetIsUsedWhenPresetArgumentIsNull) {
   setenv("MIMIC_PRESET", "tiny", 1);
   ASSERT_OK(mimicInitWithPreset(0, nullptr, nullptr));
-  EXPECT_STREQ(Properties(0).preset, "tiny");
+  EXPECT_STREQ(propertiesOf(0).preset, "tiny");
 }
 
-TEST(InitEnvTest, PresetArgumentTakesPrecedenceOverMimicPreset) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, PresetArgumentTakesPrecedenceOverMimicPreset) {
   setenv("MIMIC_PRESET", "bogus-env-preset", 1);
   EXPECT_RESULT(MIMIC_SUCCESS, mimicInitWithPreset(0, "tiny", nullptr));
-  EXPECT_STREQ(Properties(0).preset, "tiny");
+  EXPECT_STREQ(propertiesOf(0).preset, "tiny");
 }
 
-TEST(InitEnvTest, MimicOverridesAreApplied) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, MimicOverridesAreApplied) {
   setenv("MIMIC_PRESET", "tiny", 1);
   setenv("MIMIC_OVERRIDES", "hbm.capacity=32MiB,cp.hw_queues=2", 1);
   ASSERT_OK(mimicInit(0));
-  mimicDeviceProperties props = Properties(0);
+  mimicDeviceProperties props = propertiesOf(0);
   EXPECT_EQ(props.totalMemory, size_t{32} << 20);
   EXPECT_EQ(props.hardwareQueues, 2);
   EXPECT_EQ(props.computeUnits, 4);  // still from tiny
 }
 
-TEST(InitEnvTest, MimicOverridesApplyToInitWithPresetToo) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, MimicOverridesApplyToInitWithPresetToo) {
   setenv("MIMIC_OVERRIDES", "compute.units=8", 1);
   ASSERT_OK(mimicInitWithPreset(0, "tiny", nullptr));
-  EXPECT_EQ(Properties(0).computeUnits, 8);
+  EXPECT_EQ(propertiesOf(0).computeUnits, 8);
 }
 
-TEST(InitEnvTest, CallerOverridesApplyAfterEnvironmentOverrides) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, CallerOverridesApplyAfterEnvironmentOverrides) {
   setenv("MIMIC_OVERRIDES", "hbm.capacity=32MiB,compute.units=8", 1);
   ASSERT_OK(mimicInitWithPreset(0, "tiny", "hbm.capacity=16MiB"));
-  mimicDeviceProperties props = Properties(0);
+  mimicDeviceProperties props = propertiesOf(0);
   EXPECT_EQ(props.totalMemory, size_t{16} << 20);  // the caller's value wins
   EXPECT_EQ(props.computeUnits, 8);                // the environment's value still applies
 }
 
-TEST(InitEnvTest, MimicOverridesUnknownFieldIsRejected) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, MimicOverridesUnknownFieldIsRejected) {
   setenv("MIMIC_PRESET", "tiny", 1);
   setenv("MIMIC_OVERRIDES", "hbm.bandwdth=1", 1);
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_CONFIG_FIELD, mimicInit(0));
-  EXPECT_NE(Detail().find("hbm.bandwdth"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("hbm.bandwdth"), std::string::npos) << errorDetail();
 }
 
-TEST(InitEnvTest, MimicOverridesInvalidValueIsRejected) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, MimicOverridesInvalidValueIsRejected) {
   setenv("MIMIC_PRESET", "tiny", 1);
   setenv("MIMIC_OVERRIDES", "hbm.latency_ns=soon", 1);
   EXPECT_RESULT(MIMIC_ERROR_INVALID_CONFIG_VALUE, mimicInit(0));
 }
 
-TEST(InitEnvTest, MimicNumDevicesSetsTheDeviceCount) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, MimicNumDevicesSetsTheDeviceCount) {
   setenv("MIMIC_PRESET", "tiny", 1);
   setenv("MIMIC_NUM_DEVICES", "3", 1);
   ASSERT_OK(mimicInit(0));
-  EXPECT_EQ(DeviceCount(), 3);
-  EXPECT_STREQ(Properties(2).name, "mimic-tiny");
+  EXPECT_EQ(deviceCount(), 3);
+  EXPECT_STREQ(propertiesOf(2).name, "mimic-tiny");
   mimicDeviceProperties props{};
   EXPECT_RESULT(MIMIC_ERROR_INVALID_DEVICE, mimicDeviceGetProperties(3, &props));
 }
 
-TEST(InitEnvTest, MimicNumDevicesOverridesMimicOverrides) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, MimicNumDevicesOverridesMimicOverrides) {
   setenv("MIMIC_PRESET", "tiny", 1);
   setenv("MIMIC_OVERRIDES", "system.num_devices=4", 1);
   setenv("MIMIC_NUM_DEVICES", "1", 1);
   ASSERT_OK(mimicInit(0));
-  EXPECT_EQ(DeviceCount(), 1);
+  EXPECT_EQ(deviceCount(), 1);
 }
 
-TEST(InitEnvTest, MimicNumDevicesZeroIsInvalid) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, MimicNumDevicesZeroIsInvalid) {
   setenv("MIMIC_PRESET", "tiny", 1);
   setenv("MIMIC_NUM_DEVICES", "0", 1);
   EXPECT_RESULT(MIMIC_ERROR_INVALID_CONFIG_VALUE, mimicInit(0));
 }
 
-TEST(InitEnvTest, MimicNumDevicesNotANumberIsInvalid) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, MimicNumDevicesNotANumberIsInvalid) {
   setenv("MIMIC_PRESET", "tiny", 1);
   setenv("MIMIC_NUM_DEVICES", "two", 1);
   EXPECT_RESULT(MIMIC_ERROR_INVALID_CONFIG_VALUE, mimicInit(0));
-  EXPECT_NE(Detail().find("system.num_devices"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("system.num_devices"), std::string::npos) << errorDetail();
 }
 
-TEST(InitEnvTest, FixingTheEnvironmentAfterFailureLetsInitSucceed) {
-  ClearMimicEnvironment();
+TEST_F(InitEnvTest, FixingTheEnvironmentAfterFailureLetsInitSucceed) {
   setenv("MIMIC_PRESET", "bogus-env-preset", 1);
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_PRESET, mimicInit(0));
   setenv("MIMIC_PRESET", "tiny", 1);
   EXPECT_RESULT(MIMIC_SUCCESS, mimicInit(0));
-  EXPECT_STREQ(Properties(0).preset, "tiny");
+  EXPECT_STREQ(propertiesOf(0).preset, "tiny");
 }
 
 // ---------------------------------------------------------------------------------------------
 // Preset files
 
-TEST(InitPresetFileTest, PresetFileInheritingTinyIsLoaded) {
-  ClearMimicEnvironment();
+TEST_F(InitPresetFileTest, PresetFileInheritingTinyIsLoaded) {
   TempPresetFile file(
       "# a test preset\n"
       "inherit = tiny\n"
@@ -460,7 +412,7 @@ TEST(InitPresetFileTest, PresetFileInheritingTinyIsLoaded) {
       "\n"
       "cp.hw_queues = 3\n");
   ASSERT_OK(mimicInitWithPreset(0, file.path(), nullptr));
-  mimicDeviceProperties props = Properties(0);
+  mimicDeviceProperties props = propertiesOf(0);
   EXPECT_STREQ(props.name, "file-device");
   EXPECT_STREQ(props.preset, file.path());
   EXPECT_EQ(props.totalMemory, size_t{32} << 20);
@@ -468,60 +420,52 @@ TEST(InitPresetFileTest, PresetFileInheritingTinyIsLoaded) {
   EXPECT_EQ(props.computeUnits, 4);  // inherited from tiny
   EXPECT_EQ(props.vectorLanes, 16);  // inherited from tiny
   EXPECT_EQ(props.copyEngines, 2);   // inherited from default, through tiny
-  EXPECT_EQ(DeviceCount(), 2);
+  EXPECT_EQ(deviceCount(), 2);
 }
 
-TEST(InitPresetFileTest, PresetFileFromMimicPreset) {
-  ClearMimicEnvironment();
+TEST_F(InitPresetFileTest, PresetFileFromMimicPreset) {
   TempPresetFile file("inherit = tiny\ncompute.units = 2\n");
   setenv("MIMIC_PRESET", file.path(), 1);
   ASSERT_OK(mimicInit(0));
-  EXPECT_EQ(Properties(0).computeUnits, 2);
+  EXPECT_EQ(propertiesOf(0).computeUnits, 2);
 }
 
-TEST(InitPresetFileTest, OverridesApplyOnTopOfPresetFile) {
-  ClearMimicEnvironment();
+TEST_F(InitPresetFileTest, OverridesApplyOnTopOfPresetFile) {
   TempPresetFile file("inherit = tiny\ncompute.units = 2\n");
   ASSERT_OK(mimicInitWithPreset(0, file.path(), "compute.units=6"));
-  EXPECT_EQ(Properties(0).computeUnits, 6);
+  EXPECT_EQ(propertiesOf(0).computeUnits, 6);
 }
 
-TEST(InitPresetFileTest, MissingPresetFileIsUnknownPreset) {
-  ClearMimicEnvironment();
+TEST_F(InitPresetFileTest, MissingPresetFileIsUnknownPreset) {
   const char* path = "/nonexistent-dir/missing.preset";
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_PRESET, mimicInitWithPreset(0, path, nullptr));
-  EXPECT_NE(Detail().find(path), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find(path), std::string::npos) << errorDetail();
 }
 
-TEST(InitPresetFileTest, PresetFileWithUnknownFieldIsRejected) {
-  ClearMimicEnvironment();
+TEST_F(InitPresetFileTest, PresetFileWithUnknownFieldIsRejected) {
   TempPresetFile file("inherit = tiny\nhbm.bandwdth = 1\n");
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_CONFIG_FIELD, mimicInitWithPreset(0, file.path(), nullptr));
-  EXPECT_NE(Detail().find("hbm.bandwdth"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("hbm.bandwdth"), std::string::npos) << errorDetail();
 }
 
-TEST(InitPresetFileTest, PresetFileWithBadLineIsInvalidValue) {
-  ClearMimicEnvironment();
+TEST_F(InitPresetFileTest, PresetFileWithBadLineIsInvalidValue) {
   TempPresetFile file("inherit = tiny\nthis line has no equals sign\n");
   EXPECT_RESULT(MIMIC_ERROR_INVALID_CONFIG_VALUE, mimicInitWithPreset(0, file.path(), nullptr));
 }
 
-TEST(InitPresetFileTest, PresetFileWithBadValueIsInvalidValue) {
-  ClearMimicEnvironment();
+TEST_F(InitPresetFileTest, PresetFileWithBadValueIsInvalidValue) {
   TempPresetFile file("inherit = tiny\nhbm.capacity = plenty\n");
   EXPECT_RESULT(MIMIC_ERROR_INVALID_CONFIG_VALUE, mimicInitWithPreset(0, file.path(), nullptr));
-  EXPECT_NE(Detail().find("hbm.capacity"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("hbm.capacity"), std::string::npos) << errorDetail();
 }
 
-TEST(InitPresetFileTest, PresetFileInheritingUnknownPresetIsUnknownPreset) {
-  ClearMimicEnvironment();
+TEST_F(InitPresetFileTest, PresetFileInheritingUnknownPresetIsUnknownPreset) {
   TempPresetFile file("inherit = no-such-base\n");
   EXPECT_RESULT(MIMIC_ERROR_UNKNOWN_PRESET, mimicInitWithPreset(0, file.path(), nullptr));
-  EXPECT_NE(Detail().find("no-such-base"), std::string::npos) << Detail();
+  EXPECT_NE(errorDetail().find("no-such-base"), std::string::npos) << errorDetail();
 }
 
-TEST(InitPresetFileTest, PresetFileInheritingItselfIsInvalidValue) {
-  ClearMimicEnvironment();
+TEST_F(InitPresetFileTest, PresetFileInheritingItselfIsInvalidValue) {
   char name[] = "/tmp/mimic_test_XXXXXX.preset";
   int fd = mkstemps(name, 7);
   ASSERT_GE(fd, 0);

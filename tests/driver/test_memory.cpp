@@ -9,24 +9,25 @@
 #include <memory>
 #include <vector>
 
-#include "driver_test.h"
+#include "driver_helpers.h"
 
 namespace {
 
-constexpr size_t kMiB = size_t{1} << 20;
-constexpr size_t kTinyMemory = 64 * kMiB;
 constexpr size_t kAlignment = 256;
 
-size_t FreeBytes(int device) {
-  size_t freeBytes = 0, totalBytes = 0;
-  EXPECT_EQ(mimicMemGetInfo(device, &freeBytes, &totalBytes), MIMIC_SUCCESS);
-  return freeBytes;
-}
-
-mimicPointerAttributes Attributes(const void* ptr) {
+mimicPointerAttributes attributesOf(const void* ptr) {
   mimicPointerAttributes attrs{};
   EXPECT_EQ(mimicPointerGetAttributes(ptr, &attrs), MIMIC_SUCCESS);
   return attrs;
+}
+
+// Fills device 0 with one-MiB blocks: all of tiny's memory.
+void allocateAllInMiBBlocks(std::vector<void*>* blocks) {
+  for (size_t i = 0; i < kTinyMemory / kMiB; ++i) {
+    void* dptr = nullptr;
+    ASSERT_OK(mimicMemAlloc(0, kMiB, &dptr));
+    blocks->push_back(dptr);
+  }
 }
 
 }  // namespace
@@ -38,7 +39,7 @@ TEST_F(DriverTest, MemAllocReturnsADevicePointer) {
   void* dptr = nullptr;
   EXPECT_RESULT(MIMIC_SUCCESS, mimicMemAlloc(0, 4096, &dptr));
   ASSERT_NE(dptr, nullptr);
-  mimicPointerAttributes attrs = Attributes(dptr);
+  mimicPointerAttributes attrs = attributesOf(dptr);
   EXPECT_EQ(attrs.type, MIMIC_MEMORY_TYPE_DEVICE);
   EXPECT_EQ(attrs.device, 0);
 }
@@ -66,13 +67,13 @@ TEST_F(DriverTest, MemAllocLargerThanCapacityIsInvalidSize) {
   EXPECT_RESULT(MIMIC_ERROR_INVALID_SIZE, mimicMemAlloc(1, 2 * kTinyMemory, &dptr));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_SIZE, mimicMemAlloc(0, SIZE_MAX, &dptr));
   EXPECT_EQ(dptr, nullptr);
-  EXPECT_EQ(FreeBytes(0), kTinyMemory);
+  EXPECT_EQ(freeBytesOf(0), kTinyMemory);
 }
 
 TEST_F(DriverTest, MemAllocWholeCapacitySucceeds) {
   void* dptr = nullptr;
   EXPECT_RESULT(MIMIC_SUCCESS, mimicMemAlloc(0, kTinyMemory, &dptr));
-  EXPECT_EQ(FreeBytes(0), size_t{0});
+  EXPECT_EQ(freeBytesOf(0), size_t{0});
 }
 
 TEST_F(DriverTest, MemAllocOfCapacityWhilePartlyUsedIsOutOfMemory) {
@@ -95,7 +96,7 @@ TEST_F(DriverTest, MemAllocPointersAreAlignedAndDistinct) {
     void* dptr = nullptr;
     ASSERT_OK(mimicMemAlloc(0, bytes, &dptr));
     EXPECT_EQ(reinterpret_cast<uintptr_t>(dptr) % props.allocationAlignment, 0u) << bytes;
-    mimicPointerAttributes attrs = Attributes(dptr);
+    mimicPointerAttributes attrs = attributesOf(dptr);
     EXPECT_EQ(attrs.base, dptr);
     EXPECT_EQ(attrs.size, bytes);
     for (void* other : ptrs) EXPECT_NE(other, dptr);
@@ -105,12 +106,8 @@ TEST_F(DriverTest, MemAllocPointersAreAlignedAndDistinct) {
 
 TEST_F(DriverTest, MemAllocExhaustionIsOutOfMemoryAndRecovers) {
   std::vector<void*> blocks;
-  for (int i = 0; i < 64; ++i) {
-    void* dptr = nullptr;
-    ASSERT_OK(mimicMemAlloc(0, kMiB, &dptr));
-    blocks.push_back(dptr);
-  }
-  EXPECT_EQ(FreeBytes(0), size_t{0});
+  ASSERT_NO_FATAL_FAILURE(allocateAllInMiBBlocks(&blocks));
+  EXPECT_EQ(freeBytesOf(0), size_t{0});
   void* more = nullptr;
   EXPECT_RESULT(MIMIC_ERROR_OUT_OF_MEMORY, mimicMemAlloc(0, 1, &more));
   EXPECT_EQ(more, nullptr);
@@ -127,18 +124,14 @@ TEST_F(DriverTest, MemAllocExhaustionIsOutOfMemoryAndRecovers) {
 
 TEST_F(DriverTest, MemAllocFragmentationIsOutOfMemoryAndRecovers) {
   std::vector<void*> blocks;
-  for (int i = 0; i < 64; ++i) {
-    void* dptr = nullptr;
-    ASSERT_OK(mimicMemAlloc(0, kMiB, &dptr));
-    blocks.push_back(dptr);
-  }
+  ASSERT_NO_FATAL_FAILURE(allocateAllInMiBBlocks(&blocks));
   // Free every other block: half the memory is free, but no two free MiB are adjacent.
   for (size_t i = 0; i < blocks.size(); i += 2) ASSERT_OK(mimicMemFree(blocks[i]));
-  EXPECT_EQ(FreeBytes(0), 32 * kMiB);
+  EXPECT_EQ(freeBytesOf(0), 32 * kMiB);
   void* big = nullptr;
   EXPECT_RESULT(MIMIC_ERROR_OUT_OF_MEMORY, mimicMemAlloc(0, 2 * kMiB, &big));
   EXPECT_EQ(big, nullptr);
-  EXPECT_EQ(FreeBytes(0), 32 * kMiB);  // a failed allocation takes nothing
+  EXPECT_EQ(freeBytesOf(0), 32 * kMiB);  // a failed allocation takes nothing
 
   // The device stays usable: a block that fits is served.
   void* small = nullptr;
@@ -147,7 +140,7 @@ TEST_F(DriverTest, MemAllocFragmentationIsOutOfMemoryAndRecovers) {
 
   // Once the rest is freed the blocks merge back into one.
   for (size_t i = 1; i < blocks.size(); i += 2) ASSERT_OK(mimicMemFree(blocks[i]));
-  EXPECT_EQ(FreeBytes(0), kTinyMemory);
+  EXPECT_EQ(freeBytesOf(0), kTinyMemory);
   EXPECT_RESULT(MIMIC_SUCCESS, mimicMemAlloc(0, kTinyMemory, &big));
 }
 
@@ -158,7 +151,7 @@ TEST_F(DriverTest, MemFreeReleasesTheAllocation) {
   void* dptr = nullptr;
   ASSERT_OK(mimicMemAlloc(0, 4096, &dptr));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicMemFree(dptr));
-  EXPECT_EQ(FreeBytes(0), kTinyMemory);
+  EXPECT_EQ(freeBytesOf(0), kTinyMemory);
   mimicPointerAttributes attrs{};
   EXPECT_RESULT(MIMIC_ERROR_INVALID_DEVICE_POINTER, mimicPointerGetAttributes(dptr, &attrs));
 }
@@ -181,7 +174,7 @@ TEST_F(DriverTest, MemFreeInteriorPointerIsInvalidDevicePointer) {
   EXPECT_RESULT(MIMIC_ERROR_INVALID_DEVICE_POINTER, mimicMemFree(static_cast<char*>(dptr) + 1));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_DEVICE_POINTER, mimicMemFree(static_cast<char*>(dptr) + 256));
   // The allocation is still live.
-  EXPECT_EQ(Attributes(dptr).size, size_t{4096});
+  EXPECT_EQ(attributesOf(dptr).size, size_t{4096});
   EXPECT_RESULT(MIMIC_SUCCESS, mimicMemFree(dptr));
 }
 
@@ -226,9 +219,9 @@ TEST_F(DriverTest, MemFreeDoesNotConfuseDevices) {
   ASSERT_OK(mimicMemAlloc(0, 4096, &on0));
   ASSERT_OK(mimicMemAlloc(1, 4096, &on1));
   ASSERT_OK(mimicMemFree(on1));
-  EXPECT_EQ(FreeBytes(1), kTinyMemory);
-  EXPECT_EQ(FreeBytes(0), kTinyMemory - 4096);
-  EXPECT_EQ(Attributes(on0).device, 0);
+  EXPECT_EQ(freeBytesOf(1), kTinyMemory);
+  EXPECT_EQ(freeBytesOf(0), kTinyMemory - 4096);
+  EXPECT_EQ(attributesOf(on0).device, 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,17 +254,17 @@ TEST_F(DriverTest, MemGetInfoCountsAlignedAllocationSizes) {
   void* b = nullptr;
   void* c = nullptr;
   ASSERT_OK(mimicMemAlloc(0, 1000, &a));  // takes 1024
-  EXPECT_EQ(FreeBytes(0), kTinyMemory - 1024);
+  EXPECT_EQ(freeBytesOf(0), kTinyMemory - 1024);
   ASSERT_OK(mimicMemAlloc(0, 1, &b));  // takes 256
-  EXPECT_EQ(FreeBytes(0), kTinyMemory - 1024 - 256);
+  EXPECT_EQ(freeBytesOf(0), kTinyMemory - 1024 - 256);
   ASSERT_OK(mimicMemAlloc(0, 2 * kMiB, &c));
-  EXPECT_EQ(FreeBytes(0), kTinyMemory - 1024 - 256 - 2 * kMiB);
-  EXPECT_EQ(FreeBytes(1), kTinyMemory);
+  EXPECT_EQ(freeBytesOf(0), kTinyMemory - 1024 - 256 - 2 * kMiB);
+  EXPECT_EQ(freeBytesOf(1), kTinyMemory);
   ASSERT_OK(mimicMemFree(a));
-  EXPECT_EQ(FreeBytes(0), kTinyMemory - 256 - 2 * kMiB);
+  EXPECT_EQ(freeBytesOf(0), kTinyMemory - 256 - 2 * kMiB);
   ASSERT_OK(mimicMemFree(c));
   ASSERT_OK(mimicMemFree(b));
-  EXPECT_EQ(FreeBytes(0), kTinyMemory);
+  EXPECT_EQ(freeBytesOf(0), kTinyMemory);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -284,7 +277,7 @@ TEST_F(DriverTest, HostAllocReturnsUsablePinnedMemory) {
   auto* bytes = static_cast<unsigned char*>(hptr);
   for (size_t i = 0; i < 10000; ++i) bytes[i] = static_cast<unsigned char>(i);
   EXPECT_EQ(bytes[9999], static_cast<unsigned char>(9999));
-  mimicPointerAttributes attrs = Attributes(hptr);
+  mimicPointerAttributes attrs = attributesOf(hptr);
   EXPECT_EQ(attrs.type, MIMIC_MEMORY_TYPE_PINNED);
   EXPECT_EQ(attrs.size, size_t{10000});
   EXPECT_RESULT(MIMIC_SUCCESS, mimicHostFree(hptr));
@@ -309,8 +302,8 @@ TEST_F(DriverTest, HostAllocImpossibleSizeIsHostOutOfMemory) {
 TEST_F(DriverTest, HostAllocDoesNotUseDeviceMemory) {
   void* hptr = nullptr;
   ASSERT_OK(mimicHostAlloc(4 * kMiB, &hptr));
-  EXPECT_EQ(FreeBytes(0), kTinyMemory);
-  EXPECT_EQ(FreeBytes(1), kTinyMemory);
+  EXPECT_EQ(freeBytesOf(0), kTinyMemory);
+  EXPECT_EQ(freeBytesOf(1), kTinyMemory);
 }
 
 TEST_F(DriverTest, HostFreeNullIsNullPointer) {
@@ -430,7 +423,7 @@ TEST_F(DriverTest, PointerAttributesOfStackPointerIsPageable) {
 
 TEST_F(DriverTest, PointerAttributesOfHeapPointerIsPageable) {
   std::vector<char> onHeap(1000);
-  mimicPointerAttributes attrs = Attributes(onHeap.data());
+  mimicPointerAttributes attrs = attributesOf(onHeap.data());
   EXPECT_EQ(attrs.type, MIMIC_MEMORY_TYPE_PAGEABLE);
   EXPECT_EQ(attrs.device, -1);
   EXPECT_EQ(attrs.base, nullptr);
@@ -453,7 +446,7 @@ TEST_F(DriverTest, PointerAttributesNullArgumentsAreNullPointer) {
 namespace {
 
 // Forks a child that touches `dptr` on the host; returns the child's wait status.
-int StatusOfChildTouching(void* dptr, bool write) {
+int statusOfChildTouching(void* dptr, bool write) {
   pid_t pid = fork();
   if (pid == 0) {
     if (write) {
@@ -475,7 +468,7 @@ int StatusOfChildTouching(void* dptr, bool write) {
 TEST_F(DriverTest, HostReadOfDevicePointerFaults) {
   void* dptr = nullptr;
   ASSERT_OK(mimicMemAlloc(0, 4096, &dptr));
-  int status = StatusOfChildTouching(dptr, false);
+  int status = statusOfChildTouching(dptr, false);
   ASSERT_TRUE(WIFSIGNALED(status)) << "child exited normally with " << WEXITSTATUS(status);
   EXPECT_EQ(WTERMSIG(status), SIGSEGV);
 }
@@ -483,7 +476,7 @@ TEST_F(DriverTest, HostReadOfDevicePointerFaults) {
 TEST_F(DriverTest, HostWriteOfDevicePointerFaults) {
   void* dptr = nullptr;
   ASSERT_OK(mimicMemAlloc(1, 4096, &dptr));
-  int status = StatusOfChildTouching(static_cast<char*>(dptr) + 100, true);
+  int status = statusOfChildTouching(static_cast<char*>(dptr) + 100, true);
   ASSERT_TRUE(WIFSIGNALED(status)) << "child exited normally with " << WEXITSTATUS(status);
   EXPECT_EQ(WTERMSIG(status), SIGSEGV);
 }

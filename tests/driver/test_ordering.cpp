@@ -1,8 +1,7 @@
 // Queue order, event ordering across queues and devices, and host functions.
-#include <mutex>
 #include <vector>
 
-#include "timing_helpers.h"
+#include "driver_helpers.h"
 
 namespace {
 
@@ -80,22 +79,6 @@ TEST_F(OrderingTest, WaitWorksAcrossDevices) {
   ASSERT_OK(mimicMemsetAsync(dev1, 7, kSmall, q1));
   ASSERT_OK(mimicEventRecord(onDevice1, q1));
   EXPECT_GT(timestampOf(onDevice1), timestampOf(onDevice0));
-}
-
-struct CallLog {
-  std::mutex mutex;
-  std::vector<int> order;
-};
-
-struct Call {
-  CallLog* log;
-  int id;
-};
-
-void logCall(void* data) {
-  Call* call = static_cast<Call*>(data);
-  std::lock_guard<std::mutex> lock(call->log->mutex);
-  call->log->order.push_back(call->id);
 }
 
 TEST_F(OrderingTest, HostFunctionsRunInQueueOrder) {

@@ -6,72 +6,12 @@
 #include <set>
 #include <vector>
 
-#include "driver_test.h"
+#include "driver_helpers.h"
 
 namespace {
 
-constexpr size_t kMiB = size_t{1} << 20;
-constexpr uint64_t kPollNs = 1000;  // host.poll_ns, from default.preset via tiny
-
-uint64_t SimTime() {
-  uint64_t ns = 0;
-  EXPECT_EQ(mimicGetSimTime(&ns), MIMIC_SUCCESS);
-  return ns;
-}
-
-mimicQueue NewQueue(int device) {
-  mimicQueue q = nullptr;
-  EXPECT_EQ(mimicQueueCreate(device, 0, MIMIC_QUEUE_PRIORITY_LOW, &q), MIMIC_SUCCESS);
-  return q;
-}
-
-mimicEvent NewEvent(int device) {
-  mimicEvent e = nullptr;
-  EXPECT_EQ(mimicEventCreate(device, MIMIC_EVENT_DEFAULT, &e), MIMIC_SUCCESS);
-  return e;
-}
-
-uint64_t Timestamp(mimicEvent event) {
-  EXPECT_EQ(mimicEventSynchronize(event), MIMIC_SUCCESS);
-  uint64_t ns = 0;
-  EXPECT_EQ(mimicEventGetTimestamp(event, &ns), MIMIC_SUCCESS);
-  return ns;
-}
-
-// A pinned host-to-device copy long enough to still be running when the host next looks:
-// 32 MiB over tiny's 10 GB/s host link is about 3.4 ms of simulated time.
-class LongCopy {
- public:
-  static constexpr size_t kBytes = 32 * kMiB;
-  static constexpr uint64_t kMinNs = kBytes / 10;  // bytes / (10 bytes per ns)
-
-  explicit LongCopy(int device) {
-    EXPECT_EQ(mimicHostAlloc(kBytes, &host_), MIMIC_SUCCESS);
-    EXPECT_EQ(mimicMemAlloc(device, kBytes, &dev_), MIMIC_SUCCESS);
-  }
-  mimicResult start(mimicQueue queue) { return mimicMemcpyAsync(dev_, host_, kBytes, queue); }
-
- private:
-  void* host_ = nullptr;
-  void* dev_ = nullptr;
-};
-
-void NoOp(void*) {}
-
-void SetFlag(void* flag) {
+void setFlag(void* flag) {
   static_cast<std::atomic<bool>*>(flag)->store(true);
-}
-
-struct Sequence {
-  std::vector<int> order;
-};
-struct Step {
-  Sequence* sequence;
-  int id;
-};
-void AppendStep(void* step) {
-  auto* s = static_cast<Step*>(step);
-  s->sequence->order.push_back(s->id);
 }
 
 // What mimic calls return when made from inside a host function.
@@ -92,7 +32,7 @@ struct CallsFromHostFunc {
   void* allocated = nullptr;
 };
 
-void CallMimic(void* data) {
+void callMimic(void* data) {
   auto* calls = static_cast<CallsFromHostFunc*>(data);
   calls->ran = true;
   calls->init = mimicInit(0);
@@ -109,7 +49,7 @@ void CallMimic(void* data) {
   calls->deviceSynchronize = mimicDeviceSynchronize(0);
   mimicEvent e = nullptr;
   calls->eventCreate = mimicEventCreate(0, 0, &e);
-  calls->launchHostFunc = mimicLaunchHostFunc(nullptr, NoOp, nullptr);
+  calls->launchHostFunc = mimicLaunchHostFunc(nullptr, noOp, nullptr);
 }
 
 }  // namespace
@@ -172,7 +112,7 @@ TEST_F(DriverTest, MoreQueuesThanHardwareQueuesAllWork) {
   void* dev = nullptr;
   ASSERT_OK(mimicMemAlloc(0, 4096, &dev));
   std::vector<mimicQueue> queues;
-  for (int i = 0; i < 10; ++i) queues.push_back(NewQueue(0));
+  for (int i = 0; i < 10; ++i) queues.push_back(newQueue(0));
   for (size_t i = 0; i < queues.size(); ++i) {
     EXPECT_RESULT(MIMIC_SUCCESS, mimicMemsetAsync(static_cast<char*>(dev) + 256 * i,
                                                   static_cast<int>(i), 256, queues[i]));
@@ -187,7 +127,7 @@ TEST_F(DriverTest, MoreQueuesThanHardwareQueuesAllWork) {
 // mimicQueueDestroy
 
 TEST_F(DriverTest, QueueDestroySucceedsOnce) {
-  mimicQueue q = NewQueue(0);
+  mimicQueue q = newQueue(0);
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueDestroy(q));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicQueueDestroy(q));
 }
@@ -199,7 +139,7 @@ TEST_F(DriverTest, QueueDestroyNullIsInvalidQueue) {
 }
 
 TEST_F(DriverTest, QueueDestroyEventHandleIsInvalidQueue) {
-  mimicEvent e = NewEvent(0);
+  mimicEvent e = newEvent(0);
   EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicQueueDestroy(reinterpret_cast<mimicQueue>(e)));
   // The event survived.
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventRecord(e, nullptr));
@@ -212,14 +152,14 @@ TEST_F(DriverTest, QueueDestroyForgedHandleIsInvalidQueue) {
 }
 
 TEST_F(DriverTest, DestroyedQueueIsRejectedEverywhere) {
-  mimicQueue q = NewQueue(0);
-  mimicEvent e = NewEvent(0);
+  mimicQueue q = newQueue(0);
+  mimicEvent e = newEvent(0);
   ASSERT_OK(mimicEventRecord(e, nullptr));
   ASSERT_OK(mimicQueueDestroy(q));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicQueueQuery(q));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicQueueSynchronize(q));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicQueueWaitEvent(q, e));
-  EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicLaunchHostFunc(q, NoOp, nullptr));
+  EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicLaunchHostFunc(q, noOp, nullptr));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicEventRecord(e, q));
 }
 
@@ -231,11 +171,11 @@ TEST_F(DriverTest, QueueDestroyLetsQueuedWorkComplete) {
   ASSERT_OK(mimicHostAlloc(bytes, &host));
   ASSERT_OK(mimicMemAlloc(0, bytes, &dev));
   std::copy(data.begin(), data.end(), static_cast<unsigned char*>(host));
-  mimicQueue q = NewQueue(0);
-  mimicEvent done = NewEvent(0);
+  mimicQueue q = newQueue(0);
+  mimicEvent done = newEvent(0);
   std::atomic<bool> ran{false};
   ASSERT_OK(mimicMemcpyAsync(dev, host, bytes, q));
-  ASSERT_OK(mimicLaunchHostFunc(q, SetFlag, &ran));
+  ASSERT_OK(mimicLaunchHostFunc(q, setFlag, &ran));
   ASSERT_OK(mimicEventRecord(done, q));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueDestroy(q));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicEventSynchronize(done));
@@ -249,14 +189,14 @@ TEST_F(DriverTest, QueueDestroyLetsQueuedWorkComplete) {
 // mimicQueueQuery / mimicQueueSynchronize
 
 TEST_F(DriverTest, QueueQueryOfEmptyQueueIsSuccess) {
-  mimicQueue q = NewQueue(1);
+  mimicQueue q = newQueue(1);
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueQuery(q));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueQuery(nullptr));
 }
 
 TEST_F(DriverTest, QueueQueryDuringLongCopyIsNotReadyUntilSynchronized) {
-  LongCopy copy(0);
-  mimicQueue q = NewQueue(0);
+  PinnedCopy copy(0);
+  mimicQueue q = newQueue(0);
   ASSERT_OK(copy.start(q));
   EXPECT_RESULT(MIMIC_NOT_READY, mimicQueueQuery(q));
   EXPECT_RESULT(MIMIC_NOT_READY, mimicQueueQuery(q));
@@ -265,7 +205,7 @@ TEST_F(DriverTest, QueueQueryDuringLongCopyIsNotReadyUntilSynchronized) {
 }
 
 TEST_F(DriverTest, QueueQueryOfDefaultQueueDuringLongCopyIsNotReady) {
-  LongCopy copy(0);
+  PinnedCopy copy(0);
   ASSERT_OK(copy.start(nullptr));
   EXPECT_RESULT(MIMIC_NOT_READY, mimicQueueQuery(nullptr));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueSynchronize(nullptr));
@@ -273,18 +213,18 @@ TEST_F(DriverTest, QueueQueryOfDefaultQueueDuringLongCopyIsNotReady) {
 }
 
 TEST_F(DriverTest, QueueQueryAdvancesHostClockByPollCost) {
-  mimicQueue q = NewQueue(0);
-  const uint64_t before = SimTime();
+  mimicQueue q = newQueue(0);
+  const uint64_t before = simTime();
   ASSERT_OK(mimicQueueQuery(q));
-  EXPECT_EQ(SimTime() - before, kPollNs);
+  EXPECT_EQ(simTime() - before, kPollNs);
   ASSERT_OK(mimicQueueQuery(nullptr));
-  EXPECT_EQ(SimTime() - before, 2 * kPollNs);
+  EXPECT_EQ(simTime() - before, 2 * kPollNs);
 }
 
 TEST_F(DriverTest, QueueQueryPollingEventuallySucceeds) {
-  LongCopy copy(0);
-  mimicQueue q = NewQueue(0);
-  const uint64_t before = SimTime();
+  PinnedCopy copy(0);
+  mimicQueue q = newQueue(0);
+  const uint64_t before = simTime();
   ASSERT_OK(copy.start(q));
   uint64_t polls = 0;
   mimicResult r = MIMIC_NOT_READY;
@@ -293,33 +233,33 @@ TEST_F(DriverTest, QueueQueryPollingEventuallySucceeds) {
     ++polls;
   }
   EXPECT_RESULT(MIMIC_SUCCESS, r);
-  const uint64_t elapsed = SimTime() - before;
-  EXPECT_GE(elapsed, LongCopy::kMinNs);
+  const uint64_t elapsed = simTime() - before;
+  EXPECT_GE(elapsed, copy.minNs());
   EXPECT_EQ(elapsed, polls * kPollNs);  // only the polls moved the host clock
-  EXPECT_GT(polls, LongCopy::kMinNs / kPollNs);
+  EXPECT_GT(polls, copy.minNs() / kPollNs);
 }
 
 TEST_F(DriverTest, QueueSynchronizeMovesHostClockToCompletion) {
-  LongCopy copy(0);
-  mimicQueue q = NewQueue(0);
-  const uint64_t before = SimTime();
+  PinnedCopy copy(0);
+  mimicQueue q = newQueue(0);
+  const uint64_t before = simTime();
   ASSERT_OK(copy.start(q));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueSynchronize(q));
-  EXPECT_GE(SimTime() - before, LongCopy::kMinNs);
+  EXPECT_GE(simTime() - before, copy.minNs());
 }
 
 TEST_F(DriverTest, QueueSynchronizeOfEmptyQueueSucceeds) {
-  mimicQueue q = NewQueue(1);
-  const uint64_t before = SimTime();
+  mimicQueue q = newQueue(1);
+  const uint64_t before = simTime();
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueSynchronize(q));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueSynchronize(nullptr));
-  EXPECT_EQ(SimTime(), before);
+  EXPECT_EQ(simTime(), before);
 }
 
 TEST_F(DriverTest, QueuesDoNotWaitForEachOther) {
-  LongCopy copy(0);
-  mimicQueue busy = NewQueue(0);
-  mimicQueue idle = NewQueue(0);
+  PinnedCopy copy(0);
+  mimicQueue busy = newQueue(0);
+  mimicQueue idle = newQueue(0);
   ASSERT_OK(copy.start(busy));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueQuery(idle));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueQuery(nullptr));
@@ -327,14 +267,14 @@ TEST_F(DriverTest, QueuesDoNotWaitForEachOther) {
 }
 
 TEST_F(DriverTest, QueueSynchronizeDoesNotWaitForOtherQueues) {
-  LongCopy copy(0);
-  mimicQueue busy = NewQueue(0);
-  mimicQueue idle = NewQueue(0);
+  PinnedCopy copy(0);
+  mimicQueue busy = newQueue(0);
+  mimicQueue idle = newQueue(0);
   ASSERT_OK(copy.start(busy));
-  const uint64_t before = SimTime();
+  const uint64_t before = simTime();
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueSynchronize(idle));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueSynchronize(nullptr));
-  EXPECT_LT(SimTime() - before, LongCopy::kMinNs);
+  EXPECT_LT(simTime() - before, copy.minNs());
   EXPECT_RESULT(MIMIC_NOT_READY, mimicQueueQuery(busy));
 }
 
@@ -342,25 +282,25 @@ TEST_F(DriverTest, QueuesSharingAHardwareQueueAreOrdered) {
   // tiny has 4 hardware queues; the default queue keeps hardware queue 0 and created queues take
   // 1, 2, 3, 1, ... so the first and the fourth created queue share one.
   std::vector<mimicQueue> queues;
-  for (int i = 0; i < 4; ++i) queues.push_back(NewQueue(0));
-  LongCopy copy(0);
+  for (int i = 0; i < 4; ++i) queues.push_back(newQueue(0));
+  PinnedCopy copy(0);
   ASSERT_OK(copy.start(queues[0]));
-  mimicEvent sharing = NewEvent(0);
-  mimicEvent separate = NewEvent(0);
-  mimicEvent onDefault = NewEvent(0);
+  mimicEvent sharing = newEvent(0);
+  mimicEvent separate = newEvent(0);
+  mimicEvent onDefault = newEvent(0);
   ASSERT_OK(mimicEventRecord(sharing, queues[3]));
   ASSERT_OK(mimicEventRecord(separate, queues[1]));
   ASSERT_OK(mimicEventRecord(onDefault, nullptr));
   EXPECT_RESULT(MIMIC_NOT_READY, mimicQueueQuery(queues[3]));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueQuery(queues[1]));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueQuery(nullptr));
-  EXPECT_GE(Timestamp(sharing), LongCopy::kMinNs);
-  EXPECT_LT(Timestamp(separate), LongCopy::kMinNs);
-  EXPECT_LT(Timestamp(onDefault), LongCopy::kMinNs);
+  EXPECT_GE(timestampOf(sharing), copy.minNs());
+  EXPECT_LT(timestampOf(separate), copy.minNs());
+  EXPECT_LT(timestampOf(onDefault), copy.minNs());
 }
 
 TEST_F(DriverTest, QueueQueryAndSynchronizeEventHandleIsInvalidQueue) {
-  mimicQueue asQueue = reinterpret_cast<mimicQueue>(NewEvent(0));
+  mimicQueue asQueue = reinterpret_cast<mimicQueue>(newEvent(0));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicQueueQuery(asQueue));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicQueueSynchronize(asQueue));
 }
@@ -369,87 +309,87 @@ TEST_F(DriverTest, QueueQueryAndSynchronizeEventHandleIsInvalidQueue) {
 // mimicQueueWaitEvent
 
 TEST_F(DriverTest, QueueWaitEventUnrecordedIsEventNotRecorded) {
-  mimicQueue q = NewQueue(0);
-  mimicEvent e = NewEvent(0);
+  mimicQueue q = newQueue(0);
+  mimicEvent e = newEvent(0);
   EXPECT_RESULT(MIMIC_ERROR_EVENT_NOT_RECORDED, mimicQueueWaitEvent(q, e));
   EXPECT_RESULT(MIMIC_ERROR_EVENT_NOT_RECORDED, mimicQueueWaitEvent(nullptr, e));
 }
 
 TEST_F(DriverTest, QueueWaitEventNullIsInvalidEvent) {
-  mimicQueue q = NewQueue(0);
+  mimicQueue q = newQueue(0);
   EXPECT_RESULT(MIMIC_ERROR_INVALID_EVENT, mimicQueueWaitEvent(q, nullptr));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_EVENT, mimicQueueWaitEvent(nullptr, nullptr));
 }
 
 TEST_F(DriverTest, QueueWaitEventDestroyedIsInvalidEvent) {
-  mimicQueue q = NewQueue(0);
-  mimicEvent e = NewEvent(0);
+  mimicQueue q = newQueue(0);
+  mimicEvent e = newEvent(0);
   ASSERT_OK(mimicEventRecord(e, q));
   ASSERT_OK(mimicEventDestroy(e));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_EVENT, mimicQueueWaitEvent(q, e));
 }
 
 TEST_F(DriverTest, QueueWaitEventQueueHandleIsInvalidEvent) {
-  mimicQueue q = NewQueue(0);
+  mimicQueue q = newQueue(0);
   EXPECT_RESULT(MIMIC_ERROR_INVALID_EVENT,
-                mimicQueueWaitEvent(q, reinterpret_cast<mimicEvent>(NewQueue(0))));
+                mimicQueueWaitEvent(q, reinterpret_cast<mimicEvent>(newQueue(0))));
 }
 
 TEST_F(DriverTest, QueueWaitEventOrdersTheWaitingQueue) {
-  LongCopy copy(0);
-  mimicQueue producer = NewQueue(0);
-  mimicQueue consumer = NewQueue(0);
-  mimicEvent copied = NewEvent(0);
-  mimicEvent after = NewEvent(0);
+  PinnedCopy copy(0);
+  mimicQueue producer = newQueue(0);
+  mimicQueue consumer = newQueue(0);
+  mimicEvent copied = newEvent(0);
+  mimicEvent after = newEvent(0);
   ASSERT_OK(copy.start(producer));
   ASSERT_OK(mimicEventRecord(copied, producer));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueWaitEvent(consumer, copied));
   ASSERT_OK(mimicEventRecord(after, consumer));
   EXPECT_RESULT(MIMIC_NOT_READY, mimicQueueQuery(consumer));
-  EXPECT_GE(Timestamp(after), Timestamp(copied));
-  EXPECT_GE(Timestamp(after), LongCopy::kMinNs);
+  EXPECT_GE(timestampOf(after), timestampOf(copied));
+  EXPECT_GE(timestampOf(after), copy.minNs());
 }
 
 TEST_F(DriverTest, QueueWithoutWaitEventRunsAhead) {
   // The control for QueueWaitEventOrdersTheWaitingQueue: without the wait, the second queue's
   // record completes long before the copy.
-  LongCopy copy(0);
-  mimicQueue producer = NewQueue(0);
-  mimicQueue consumer = NewQueue(0);
-  mimicEvent copied = NewEvent(0);
-  mimicEvent after = NewEvent(0);
+  PinnedCopy copy(0);
+  mimicQueue producer = newQueue(0);
+  mimicQueue consumer = newQueue(0);
+  mimicEvent copied = newEvent(0);
+  mimicEvent after = newEvent(0);
   ASSERT_OK(copy.start(producer));
   ASSERT_OK(mimicEventRecord(copied, producer));
   ASSERT_OK(mimicEventRecord(after, consumer));
-  EXPECT_LT(Timestamp(after), Timestamp(copied));
+  EXPECT_LT(timestampOf(after), timestampOf(copied));
 }
 
 TEST_F(DriverTest, QueueWaitEventAcrossDevices) {
-  LongCopy copy(1);
-  mimicQueue onOne = NewQueue(1);
-  mimicQueue onZero = NewQueue(0);
-  mimicEvent copied = NewEvent(1);
-  mimicEvent after = NewEvent(0);
+  PinnedCopy copy(1);
+  mimicQueue onOne = newQueue(1);
+  mimicQueue onZero = newQueue(0);
+  mimicEvent copied = newEvent(1);
+  mimicEvent after = newEvent(0);
   ASSERT_OK(copy.start(onOne));
   ASSERT_OK(mimicEventRecord(copied, onOne));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueWaitEvent(onZero, copied));
   ASSERT_OK(mimicEventRecord(after, onZero));
-  EXPECT_GE(Timestamp(after), Timestamp(copied));
-  EXPECT_GE(Timestamp(after), LongCopy::kMinNs);
+  EXPECT_GE(timestampOf(after), timestampOf(copied));
+  EXPECT_GE(timestampOf(after), copy.minNs());
 }
 
 TEST_F(DriverTest, QueueWaitEventUsesTheRecordAtTheTimeOfTheCall) {
-  LongCopy copy(0);
-  mimicQueue producer = NewQueue(0);
-  mimicQueue consumer = NewQueue(0);
-  mimicEvent e = NewEvent(0);
-  mimicEvent after = NewEvent(0);
+  PinnedCopy copy(0);
+  mimicQueue producer = newQueue(0);
+  mimicQueue consumer = newQueue(0);
+  mimicEvent e = newEvent(0);
+  mimicEvent after = newEvent(0);
   ASSERT_OK(mimicEventRecord(e, producer));  // completes at once
   ASSERT_OK(mimicQueueWaitEvent(consumer, e));
   ASSERT_OK(copy.start(producer));
   ASSERT_OK(mimicEventRecord(e, producer));  // a later record does not affect the queued wait
   ASSERT_OK(mimicEventRecord(after, consumer));
-  EXPECT_LT(Timestamp(after), Timestamp(e));
+  EXPECT_LT(timestampOf(after), timestampOf(e));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -458,35 +398,35 @@ TEST_F(DriverTest, QueueWaitEventUsesTheRecordAtTheTimeOfTheCall) {
 TEST_F(DriverTest, LaunchHostFuncNullFunctionIsNullPointer) {
   int data = 0;
   EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicLaunchHostFunc(nullptr, nullptr, &data));
-  EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicLaunchHostFunc(NewQueue(0), nullptr, &data));
+  EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicLaunchHostFunc(newQueue(0), nullptr, &data));
 }
 
 TEST_F(DriverTest, LaunchHostFuncEventHandleAsQueueIsInvalidQueue) {
-  mimicQueue asQueue = reinterpret_cast<mimicQueue>(NewEvent(0));
-  EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicLaunchHostFunc(asQueue, NoOp, nullptr));
+  mimicQueue asQueue = reinterpret_cast<mimicQueue>(newEvent(0));
+  EXPECT_RESULT(MIMIC_ERROR_INVALID_QUEUE, mimicLaunchHostFunc(asQueue, noOp, nullptr));
 }
 
 TEST_F(DriverTest, LaunchHostFuncRunsByTheTimeTheQueueIsSynchronized) {
   std::atomic<bool> ran{false};
-  mimicQueue q = NewQueue(1);
-  EXPECT_RESULT(MIMIC_SUCCESS, mimicLaunchHostFunc(q, SetFlag, &ran));
+  mimicQueue q = newQueue(1);
+  EXPECT_RESULT(MIMIC_SUCCESS, mimicLaunchHostFunc(q, setFlag, &ran));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueSynchronize(q));
   EXPECT_TRUE(ran.load());
 }
 
 TEST_F(DriverTest, LaunchHostFuncOnDefaultQueueRuns) {
   std::atomic<bool> ran{false};
-  EXPECT_RESULT(MIMIC_SUCCESS, mimicLaunchHostFunc(nullptr, SetFlag, &ran));
+  EXPECT_RESULT(MIMIC_SUCCESS, mimicLaunchHostFunc(nullptr, setFlag, &ran));
   EXPECT_RESULT(MIMIC_SUCCESS, mimicQueueSynchronize(nullptr));
   EXPECT_TRUE(ran.load());
 }
 
 TEST_F(DriverTest, LaunchHostFuncWaitsForEarlierWork) {
-  LongCopy copy(0);
-  mimicQueue q = NewQueue(0);
+  PinnedCopy copy(0);
+  mimicQueue q = newQueue(0);
   std::atomic<bool> ran{false};
   ASSERT_OK(copy.start(q));
-  ASSERT_OK(mimicLaunchHostFunc(q, SetFlag, &ran));
+  ASSERT_OK(mimicLaunchHostFunc(q, setFlag, &ran));
   // The simulation never runs ahead of the host clock, which is still before the copy ends.
   EXPECT_RESULT(MIMIC_NOT_READY, mimicQueueQuery(q));
   EXPECT_FALSE(ran.load());
@@ -495,18 +435,18 @@ TEST_F(DriverTest, LaunchHostFuncWaitsForEarlierWork) {
 }
 
 TEST_F(DriverTest, LaunchHostFuncsRunInQueueOrder) {
-  Sequence sequence;
-  Step steps[] = {{&sequence, 1}, {&sequence, 2}, {&sequence, 3}};
-  mimicQueue q = NewQueue(0);
-  for (Step& step : steps) ASSERT_OK(mimicLaunchHostFunc(q, AppendStep, &step));
+  CallLog log;
+  Call calls[] = {{&log, 1}, {&log, 2}, {&log, 3}};
+  mimicQueue q = newQueue(0);
+  for (Call& call : calls) ASSERT_OK(mimicLaunchHostFunc(q, logCall, &call));
   ASSERT_OK(mimicQueueSynchronize(q));
-  EXPECT_EQ(sequence.order, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(log.order, (std::vector<int>{1, 2, 3}));
 }
 
 TEST_F(DriverTest, MimicCallsFromHostFuncAreNotPermitted) {
   CallsFromHostFunc calls;
-  mimicQueue q = NewQueue(0);
-  ASSERT_OK(mimicLaunchHostFunc(q, CallMimic, &calls));
+  mimicQueue q = newQueue(0);
+  ASSERT_OK(mimicLaunchHostFunc(q, callMimic, &calls));
   ASSERT_OK(mimicQueueSynchronize(q));
   ASSERT_TRUE(calls.ran);
   const mimicResult np = MIMIC_ERROR_NOT_PERMITTED;

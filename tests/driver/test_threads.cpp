@@ -4,7 +4,7 @@
 #include <thread>
 #include <vector>
 
-#include "timing_helpers.h"
+#include "driver_helpers.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
  *   MIMIC_ERROR_NOT_INITIALIZED  mimicInit has not succeeded yet.
  *   MIMIC_ERROR_NOT_PERMITTED    called from a host function running on a queue.
  * Functions that allocate on a device, submit work to it, query it or wait for it also return
- * its sticky error (MIMIC_ERROR_ILLEGAL_ADDRESS ... MIMIC_ERROR_DEVICE_LOST) once it has failed,
+ * its sticky error (MIMIC_ERROR_ILLEGAL_ADDRESS ... MIMIC_ERROR_ILLEGAL_INSTRUCTION) once it has failed,
  * until mimicDeviceReset; each such function lists "a sticky error" among its codes.
  * The error functions (mimicGetError*, mimicGetLastError) may be called from anywhere.
  *
@@ -68,16 +68,31 @@ typedef enum mimicResult {
   /* Simulation */
   MIMIC_ERROR_SIMULATION_STALLED = 500, /* waited for work that can never complete */
 
+  /* Modules and kernels */
+  MIMIC_ERROR_INVALID_IMAGE = 600,             /* not a module image, truncated or malformed */
+  MIMIC_ERROR_UNSUPPORTED_IMAGE_VERSION = 601, /* an image format this driver does not read */
+  MIMIC_ERROR_INVALID_MODULE = 602,            /* not a module handle, or an unloaded one */
+  MIMIC_ERROR_FUNCTION_NOT_FOUND = 603,        /* the module has no function of that name */
+  MIMIC_ERROR_INVALID_FUNCTION = 604, /* not a function handle, or its module is unloaded */
+  MIMIC_ERROR_INVALID_GRID = 605,     /* a grid dimension is zero or the grid is too large */
+  MIMIC_ERROR_INVALID_ARGUMENT_SIZE = 606, /* argBytes differs from what the function takes */
+  MIMIC_ERROR_NO_KERNEL = 607,             /* no kernel was launched on the queue yet */
+
   /* Sticky device errors: every later call on the device returns them until reset. */
   MIMIC_ERROR_ILLEGAL_ADDRESS = 700,
   MIMIC_ERROR_LAUNCH_FAILURE = 701,
   MIMIC_ERROR_LAUNCH_TIMEOUT = 702,
   MIMIC_ERROR_ECC_UNCORRECTABLE = 703,
-  MIMIC_ERROR_DEVICE_LOST = 704
+  MIMIC_ERROR_DEVICE_LOST = 704,
+  MIMIC_ERROR_MISALIGNED_ADDRESS = 705, /* an operand not aligned to its element size */
+  MIMIC_ERROR_SCRATCHPAD_HAZARD = 706,  /* scratchpad used while a DMA into it was in flight */
+  MIMIC_ERROR_ILLEGAL_INSTRUCTION = 707 /* an operation its element type does not support */
 } mimicResult;
 
 typedef struct mimicQueue_st* mimicQueue; /* NULL means the device's default queue */
 typedef struct mimicEvent_st* mimicEvent;
+typedef struct mimicModule_st* mimicModule;
+typedef struct mimicFunction_st* mimicFunction;
 
 /* ---------------------------------------------------------------------------------------- */
 /* Errors                                                                                    */
@@ -286,6 +301,59 @@ mimicResult mimicEventElapsedTime(float* ms, mimicEvent start, mimicEvent end);
 /* The simulated time, in ns, at which the event's most recent record completed.
  * Returns the codes of mimicEventElapsedTime that apply to one event. */
 mimicResult mimicEventGetTimestamp(mimicEvent event, uint64_t* simNs);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Modules and kernels. A module image holds kernels in the mimic ISA (sim/isa/isa.h); the
+ * assembler (text) and the C++ builder make images.                                         */
+
+typedef struct mimicDim3 {
+  uint32_t x, y, z;
+} mimicDim3;
+
+/* Loads a module image onto a device.
+ * Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_DEVICE, MIMIC_ERROR_INVALID_SIZE (zero
+ * bytes), MIMIC_ERROR_INVALID_IMAGE, MIMIC_ERROR_UNSUPPORTED_IMAGE_VERSION, a sticky error. */
+mimicResult mimicModuleLoad(int device, const void* image, size_t bytes, mimicModule* module);
+/* Unloads a module; its functions become invalid. Kernels already queued still run.
+ * Returns MIMIC_ERROR_INVALID_MODULE. */
+mimicResult mimicModuleUnload(mimicModule module);
+/* Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_MODULE, MIMIC_ERROR_FUNCTION_NOT_FOUND. */
+mimicResult mimicModuleGetFunction(mimicModule module, const char* name, mimicFunction* fn);
+/* Queues a kernel: every workgroup of the grid runs the function on a compute unit. args holds
+ * the packed 8-byte arguments, exactly as many bytes as the function declares. A fault in the
+ * kernel (illegal address, misaligned operand, scratchpad hazard, watchdog) fails the device
+ * with a sticky error when the kernel reaches it; mimicGetErrorDetail then names the kernel,
+ * the workgroup, the instruction and the address.
+ * Returns MIMIC_ERROR_INVALID_FUNCTION, MIMIC_ERROR_INVALID_GRID (a zero dimension, or more than
+ * 2^31 workgroups), MIMIC_ERROR_INVALID_ARGUMENT_SIZE, MIMIC_ERROR_NULL_POINTER (args NULL with
+ * argBytes > 0), MIMIC_ERROR_INVALID_QUEUE, MIMIC_ERROR_WRONG_DEVICE (queue on another device
+ * than the module), a sticky error. */
+mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args,
+                              size_t argBytes, mimicQueue queue);
+
+typedef enum mimicPipe {
+  MIMIC_PIPE_SCALAR = 0,
+  MIMIC_PIPE_VECTOR = 1,
+  MIMIC_PIPE_MATRIX = 2,
+  MIMIC_PIPE_DMA = 3
+} mimicPipe;
+
+typedef struct mimicKernelCounters {
+  uint64_t workgroups;
+  uint64_t instructions[4]; /* per mimicPipe */
+  uint64_t flops;
+  uint64_t hbmBytesRead;
+  uint64_t hbmBytesWritten;
+  uint64_t startNs; /* simulated time the first workgroup started */
+  uint64_t endNs;   /* ... and the last one finished */
+  uint64_t cycles;  /* (endNs - startNs) in compute clock cycles */
+  double busy[4];   /* per mimicPipe: busy cycles / (cycles x compute units), 0..1 */
+} mimicKernelCounters;
+
+/* The counters of the most recent kernel launched on the queue.
+ * Returns MIMIC_NOT_READY (it has not completed yet), MIMIC_ERROR_NULL_POINTER,
+ * MIMIC_ERROR_INVALID_QUEUE, MIMIC_ERROR_NO_KERNEL, a sticky error. */
+mimicResult mimicQueueGetKernelCounters(mimicQueue queue, mimicKernelCounters* counters);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,7 @@ extern "C" {
  * is aborted, and every call on the device returns `error` once a synchronising call
  * (synchronize, query, blocking copy) has observed it, until mimicDeviceReset.
  * Returns MIMIC_ERROR_INVALID_VALUE (error is not one of the sticky codes
- * MIMIC_ERROR_ILLEGAL_ADDRESS .. MIMIC_ERROR_DEVICE_LOST), MIMIC_ERROR_INVALID_QUEUE,
+ * MIMIC_ERROR_ILLEGAL_ADDRESS .. MIMIC_ERROR_ILLEGAL_INSTRUCTION), MIMIC_ERROR_INVALID_QUEUE,
  * a sticky error. */
 mimicResult mimicDebugInjectFault(mimicQueue queue, mimicResult error);
 

@@ -1,0 +1,164 @@
+// mimicModule*, mimicLaunchKernel, mimicQueueGetKernelCounters.
+#include <cstring>
+
+#include "kernel_launch.h"
+#include "runtime.h"
+#include "sim/device.h"
+#include "sim/isa/module_image.h"
+
+using namespace mimic::driver;
+using mimic::exec::FaultKind;
+
+namespace {
+
+constexpr uint64_t kMaxWorkgroups = uint64_t(1) << 31;
+
+mimicResult faultResult(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::MisalignedAddress:
+      return MIMIC_ERROR_MISALIGNED_ADDRESS;
+    case FaultKind::ScratchpadHazard:
+      return MIMIC_ERROR_SCRATCHPAD_HAZARD;
+    case FaultKind::IllegalInstruction:
+      return MIMIC_ERROR_ILLEGAL_INSTRUCTION;
+    case FaultKind::WatchdogTimeout:
+      return MIMIC_ERROR_LAUNCH_TIMEOUT;
+    case FaultKind::IllegalAddress:
+    case FaultKind::None:
+      break;
+  }
+  return MIMIC_ERROR_ILLEGAL_ADDRESS;
+}
+
+void fillCounters(const mimic::sim::KernelLaunch& launch, const mimic::sim::SystemConfig& config,
+                  mimicKernelCounters* out) {
+  mimicKernelCounters c{};
+  const mimic::exec::KernelCounters& k = launch.counters;
+  c.workgroups = k.workgroups;
+  for (int p = 0; p < 4; ++p) c.instructions[p] = k.instructions[p];
+  c.flops = k.flops;
+  c.hbmBytesRead = k.bytesRead;
+  c.hbmBytesWritten = k.bytesWritten;
+  c.startNs = launch.start;
+  c.endNs = launch.end;
+  c.cycles = static_cast<uint64_t>(double(launch.end - launch.start) * config.costs.clockGHz);
+  const double capacity = double(c.cycles) * config.compute.computeUnits;
+  for (int p = 0; p < 4; ++p) c.busy[p] = capacity > 0 ? double(k.pipeCycles[p]) / capacity : 0;
+  *out = c;
+}
+
+}  // namespace
+
+extern "C" {
+
+mimicResult mimicModuleLoad(int device, const void* image, size_t bytes, mimicModule* module) {
+  return guarded(__func__, [&](Runtime& rt) {
+    requireNotNull(image, "image");
+    requireNotNull(module, "module");
+    rt.checkDevice(device);
+    if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
+    auto state = std::make_shared<ModuleState>();
+    state->device = device;
+    try {
+      state->module = mimic::isa::decodeImage(image, bytes);
+    } catch (const mimic::isa::ImageError& e) {
+      fail(e.kind() == mimic::isa::ImageError::Kind::UnsupportedVersion
+               ? MIMIC_ERROR_UNSUPPORTED_IMAGE_VERSION
+               : MIMIC_ERROR_INVALID_IMAGE,
+           e.what());
+    }
+    *module = rt.addModule(std::move(state));
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicModuleUnload(mimicModule module) {
+  return guarded(__func__, [&](Runtime& rt) {
+    if (!module || !rt.removeModule(module)) {
+      fail(MIMIC_ERROR_INVALID_MODULE, "module " + hexAddress(module) + " is not loaded");
+    }
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicModuleGetFunction(mimicModule module, const char* name, mimicFunction* fn) {
+  return guarded(__func__, [&](Runtime& rt) {
+    requireNotNull(name, "name");
+    requireNotNull(fn, "fn");
+    if (!module) fail(MIMIC_ERROR_INVALID_MODULE, "module is NULL");
+    auto m = rt.module(module);
+    const auto& functions = m->module.functions;
+    for (size_t i = 0; i < functions.size(); ++i) {
+      if (functions[i].name == name) {
+        *fn = rt.addFunction(std::make_shared<FunctionState>(FunctionState{m, i}));
+        return MIMIC_SUCCESS;
+      }
+    }
+    fail(MIMIC_ERROR_FUNCTION_NOT_FOUND,
+         "the module has no function named '" + std::string(name) + "'");
+  });
+}
+
+mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args,
+                              size_t argBytes, mimicQueue queue) {
+  return guarded(__func__, [&](Runtime& rt) {
+    if (!fn) fail(MIMIC_ERROR_INVALID_FUNCTION, "fn is NULL");
+    auto f = rt.function(fn);
+    const mimic::isa::Function& function = f->function();
+    const int device = f->module->device;
+    const uint64_t workgroups = uint64_t(grid.x) * grid.y * grid.z;
+    if (workgroups == 0 || workgroups > kMaxWorkgroups) {
+      fail(MIMIC_ERROR_INVALID_GRID, "grid (" + std::to_string(grid.x) + ", " +
+                                         std::to_string(grid.y) + ", " +
+                                         std::to_string(grid.z) +
+                                         ") must have 1 to 2^31 workgroups");
+    }
+    if (argBytes != function.argBytes) {
+      fail(MIMIC_ERROR_INVALID_ARGUMENT_SIZE,
+           "kernel '" + function.name + "' takes " + std::to_string(function.argBytes) +
+               " bytes of arguments, got " + std::to_string(argBytes));
+    }
+    if (argBytes > 0) requireNotNull(args, "args");
+    auto q = rt.queue(queue, device);
+    if (q->device != device) {
+      fail(MIMIC_ERROR_WRONG_DEVICE, "the queue belongs to device " + std::to_string(q->device) +
+                                         ", the kernel's module to device " +
+                                         std::to_string(device));
+    }
+    const mimic::sim::SystemConfig& config = rt.config();
+    mimic::exec::Executor executor(config.costs, config.compute.scratchpadBytes,
+                                   rt.sim().device(device).memory());
+    std::vector<uint8_t> packed(static_cast<const uint8_t*>(args),
+                                static_cast<const uint8_t*>(args) + argBytes);
+    FunctionalResult result = executeKernel(executor, function, packed.data(),
+                                            {grid.x, grid.y, grid.z},
+                                            config.compute.scratchpadBytes);
+    auto cmd = std::make_unique<mimic::sim::Command>();
+    cmd->kind = mimic::sim::CommandKind::Kernel;
+    cmd->launch = result.launch;
+    if (result.fault.kind != FaultKind::None) {
+      cmd->faultCode = faultResult(result.fault.kind);
+      rt.noteKernelFault(device, result.fault.message);
+    }
+    rt.submitKernel(*q, std::move(cmd));
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicQueueGetKernelCounters(mimicQueue queue, mimicKernelCounters* counters) {
+  return guarded(__func__, [&](Runtime& rt) {
+    requireNotNull(counters, "counters");
+    auto q = rt.queue(queue, 0);
+    std::shared_ptr<mimic::sim::KernelLaunch> launch;
+    std::shared_ptr<mimic::sim::Completion> done;
+    rt.lastKernel(*q, &launch, &done);
+    if (!launch) fail(MIMIC_ERROR_NO_KERNEL, "no kernel was launched on this queue");
+    rt.poll();
+    rt.checkSticky(q->device);
+    if (!done->done.load() || done->end > rt.sim().hostTime()) return MIMIC_NOT_READY;
+    fillCounters(*launch, rt.config(), counters);
+    return MIMIC_SUCCESS;
+  });
+}
+
+}  // extern "C"

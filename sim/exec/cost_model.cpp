@@ -1,0 +1,96 @@
+#include "sim/exec/cost_model.h"
+
+#include "sim/params.h"
+
+namespace mimic::exec {
+namespace {
+
+bool isComplexUnary(isa::UnaryOp op) {
+  switch (op) {
+    case isa::UnaryOp::Exp:
+    case isa::UnaryOp::Log:
+    case isa::UnaryOp::Sqrt:
+    case isa::UnaryOp::Rsqrt:
+    case isa::UnaryOp::Tanh:
+    case isa::UnaryOp::Sigmoid:
+    case isa::UnaryOp::Erf:
+    case isa::UnaryOp::Sin:
+    case isa::UnaryOp::Cos:
+    case isa::UnaryOp::Recip:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool isComplexBinary(isa::BinaryOp op) {
+  return op == isa::BinaryOp::Div || op == isa::BinaryOp::Pow || op == isa::BinaryOp::Rem;
+}
+
+}  // namespace
+
+CostModel CostModel::read(sim::ParamReader& params, int lanes, double clockMHz) {
+  CostModel c;
+  c.lanes = lanes;
+  c.clockGHz = clockMHz / 1000.0;
+  c.scalarCycles = static_cast<uint32_t>(
+      params.size("isa.scalar_cycles", 1, "cycles of a scalar instruction, and of issuing any"));
+  c.vectorCycles = static_cast<uint32_t>(params.size(
+      "isa.vector_cycles", 1, "cycles per group of `lanes` elements, simple vector ops"));
+  c.vectorComplexCycles = static_cast<uint32_t>(
+      params.size("isa.vector_complex_cycles", 8,
+                  "cycles per group of `lanes` elements: divide, sqrt, exp and the like"));
+  c.matrixF32MacsPerCycle = static_cast<uint32_t>(
+      params.size("isa.mma_f32_macs_per_cycle", 256, "f32 multiply-accumulates per cycle per CU"));
+  c.matrixF16MacsPerCycle = static_cast<uint32_t>(params.size(
+      "isa.mma_f16_macs_per_cycle", 1024, "f16/bf16 multiply-accumulates per cycle per CU"));
+  c.dmaIssueCycles = static_cast<uint32_t>(
+      params.size("isa.dma_issue_cycles", 4, "cycles to issue one DMA descriptor"));
+  c.dmaBandwidthGBps = params.number("compute.dma_bandwidth_gbps", 200,
+                                     "bandwidth of one CU's DMA engine, GB/s");
+  c.watchdogInstructions =
+      params.size("compute.watchdog_instructions", 1ull << 32,
+                  "instructions one workgroup may execute before the watchdog stops the kernel");
+  sim::requirePositive("isa.vector_cycles", c.vectorCycles);
+  sim::requirePositive("isa.mma_f32_macs_per_cycle", c.matrixF32MacsPerCycle);
+  sim::requirePositive("isa.mma_f16_macs_per_cycle", c.matrixF16MacsPerCycle);
+  sim::requirePositive("compute.dma_bandwidth_gbps", c.dmaBandwidthGBps);
+  sim::requirePositive("compute.watchdog_instructions", double(c.watchdogInstructions));
+  return c;
+}
+
+uint64_t CostModel::cycles(const isa::Instr& instr, uint64_t elements, uint64_t macs) const {
+  using isa::Opcode;
+  const uint64_t groups = (elements + lanes - 1) / lanes;
+  switch (instr.op) {
+    case Opcode::VUnary:
+      return groups * (isComplexUnary(isa::UnaryOp(instr.sub)) ? vectorComplexCycles
+                                                                : vectorCycles);
+    case Opcode::VBinary:
+    case Opcode::VBinaryS:
+      return groups * (isComplexBinary(isa::BinaryOp(instr.sub)) ? vectorComplexCycles
+                                                                  : vectorCycles);
+    case Opcode::VFma:
+    case Opcode::VSelect:
+    case Opcode::VCmp:
+    case Opcode::VCmpS:
+    case Opcode::VCast:
+    case Opcode::VReduce:
+    case Opcode::VFill:
+    case Opcode::VIota:
+    case Opcode::AtomicAdd:
+      return groups * vectorCycles;
+    case Opcode::Mma: {
+      const uint64_t rate =
+          instr.type == isa::DType::F32 ? matrixF32MacsPerCycle : matrixF16MacsPerCycle;
+      return (macs + rate - 1) / rate;
+    }
+    case Opcode::DmaLoad:
+    case Opcode::DmaStore:
+      return dmaIssueCycles;
+    default:
+      return scalarCycles;
+  }
+}
+
+}  // namespace mimic::exec

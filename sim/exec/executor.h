@@ -1,0 +1,56 @@
+// Functional execution of one workgroup: runs its ISA program on a scratchpad, moves the real
+// bytes, catches the faults a real device would raise, and records the work per pipe for the
+// timing model (trace.h).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/exec/cost_model.h"
+#include "sim/exec/trace.h"
+#include "sim/isa/module.h"
+
+namespace mimic::sim {
+class DeviceMemory;
+}
+
+namespace mimic::exec {
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// An atomic add of a workgroup. They are applied after all workgroups of the launch have run,
+// in workgroup order, so the result never depends on how host threads interleave.
+struct AtomicAdd {
+  uint64_t address;
+  isa::DType type;
+  std::vector<uint8_t> values;
+};
+
+struct WorkgroupResult {
+  WorkgroupTrace trace;
+  KernelCounters counters;
+  std::vector<AtomicAdd> atomics;
+  Fault fault;
+};
+
+class Executor {
+ public:
+  Executor(const CostModel& costs, uint64_t scratchpadBytes, sim::DeviceMemory& memory)
+      : costs_(costs), scratchpadBytes_(scratchpadBytes), memory_(memory) {}
+
+  // `scratchpad` is the caller's buffer of scratchpadBytes; `args` holds fn.argBytes bytes.
+  void run(const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3 id,
+           uint8_t* scratchpad, WorkgroupResult& out) const;
+
+  // Applies the atomics of every workgroup, in order.
+  void applyAtomics(const std::vector<AtomicAdd>& atomics) const;
+
+ private:
+  CostModel costs_;
+  uint64_t scratchpadBytes_;
+  sim::DeviceMemory& memory_;
+};
+
+}  // namespace mimic::exec

@@ -1,0 +1,161 @@
+// Elementwise unary ops (VUnary).
+#include <cmath>
+
+#include "sim/exec/vector_internal.h"
+#include "sim/exec/vector_math.h"
+
+namespace mimic::exec {
+namespace {
+
+using namespace detail;
+using isa::UnaryOp;
+using FB = Batch<float>;
+
+// xsimd's exp flushes results that would be subnormal (x < -87.34) to 0 and overflows from
+// x > 88.38, although f32 goes up to e^88.72. Lanes out there (rare in practice) take libm's
+// double exp, correctly rounded to f32; the decision depends on the value only, so an element's
+// result does not depend on its neighbours.
+FB exp(const FB& x) {
+  constexpr float kLo = -87.0f, kHi = 88.0f;
+  FB r = xsimd::exp(x);
+  if (xsimd::any((x < FB(kLo)) || (x > FB(kHi)))) {
+    alignas(64) float in[kLanes<float>], out[kLanes<float>];
+    x.store_aligned(in);
+    r.store_aligned(out);
+    for (int64_t j = 0; j < kLanes<float>; ++j) {
+      if (in[j] < kLo || in[j] > kHi) out[j] = static_cast<float>(std::exp(double{in[j]}));
+    }
+    r = FB::load_aligned(out);
+  }
+  return r;
+}
+
+// Sigmoid as 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) for x < 0: exp only ever sees
+// -|x| <= 0, so it cannot overflow, and tiny results for very negative x stay accurate.
+FB sigmoid(const FB& x) {
+  const FB e = exp(-xsimd::abs(x));
+  const FB one(1.0f);
+  return xsimd::select(x < FB(0.0f), e, one) / (one + e);
+}
+
+template <class F>
+void mapF32(float* dst, const float* src, int64_t n, F f) {
+  map1(dst, src, n, f);
+}
+
+// The f32 kernel of op over n elements (f16/bf16 arrive here through staging).
+void floatUnary(UnaryOp op, float* d, const float* s, int64_t n) {
+  // Rounding results take the input's sign so that -0.3 -> -0 and floor(-0) = -0 in every build
+  // (xsimd's SSE2 fallback truncates through an int conversion, which drops the sign of zero).
+  switch (op) {
+    case UnaryOp::Neg:
+      return mapF32(d, s, n, [](const FB& x) { return -x; });
+    case UnaryOp::Abs:
+      return mapF32(d, s, n, [](const FB& x) { return xsimd::abs(x); });
+    case UnaryOp::Exp:
+      return mapF32(d, s, n, [](const FB& x) { return exp(x); });
+    case UnaryOp::Log:
+      return mapF32(d, s, n, [](const FB& x) { return xsimd::log(x); });
+    case UnaryOp::Sqrt:
+      return mapF32(d, s, n, [](const FB& x) { return xsimd::sqrt(x); });
+    case UnaryOp::Rsqrt:
+      // Not xsimd::rsqrt: that is the 12-bit hardware estimate.
+      return mapF32(d, s, n, [](const FB& x) { return FB(1.0f) / xsimd::sqrt(x); });
+    case UnaryOp::Tanh:
+      return mapF32(d, s, n, [](const FB& x) { return xsimd::tanh(x); });
+    case UnaryOp::Sigmoid:
+      return mapF32(d, s, n, [](const FB& x) { return sigmoid(x); });
+    case UnaryOp::Erf:
+      return mapF32(d, s, n, [](const FB& x) { return xsimd::erf(x); });
+    case UnaryOp::Sin:
+      return mapF32(d, s, n, [](const FB& x) { return xsimd::sin(x); });
+    case UnaryOp::Cos:
+      return mapF32(d, s, n, [](const FB& x) { return xsimd::cos(x); });
+    case UnaryOp::Floor:
+      return mapF32(d, s, n, [](const FB& x) { return xsimd::copysign(xsimd::floor(x), x); });
+    case UnaryOp::Ceil:
+      return mapF32(d, s, n, [](const FB& x) { return xsimd::copysign(xsimd::ceil(x), x); });
+    case UnaryOp::Round:
+      // nearbyint rounds in the current mode, which is nearest-even (the simulator never
+      // changes it).
+      return mapF32(d, s, n, [](const FB& x) { return xsimd::copysign(xsimd::nearbyint(x), x); });
+    case UnaryOp::Trunc:
+      return mapF32(d, s, n, [](const FB& x) { return xsimd::copysign(xsimd::trunc(x), x); });
+    case UnaryOp::Recip:
+      // Not xsimd::reciprocal: that is the 12-bit hardware estimate.
+      return mapF32(d, s, n, [](const FB& x) { return FB(1.0f) / x; });
+    case UnaryOp::Relu:
+      // x <= 0 is false for NaN, which therefore passes through; -0 becomes +0.
+      return mapF32(d, s, n, [](const FB& x) { return xsimd::select(x <= FB(0.0f), FB(0.0f), x); });
+    case UnaryOp::Not:
+      return;
+  }
+}
+
+template <class T>
+void intUnary(UnaryOp op, T* d, const T* s, int64_t n) {
+  using B = Batch<T>;
+  constexpr bool kSigned = std::is_signed_v<T>;
+  switch (op) {
+    case UnaryOp::Neg:
+      return map1(d, s, n, [](const B& x) { return B(T(0)) - x; });
+    case UnaryOp::Abs:
+      if constexpr (kSigned) {
+        return map1(d, s, n, [](const B& x) { return xsimd::select(x < B(T(0)), B(T(0)) - x, x); });
+      }
+      break;  // the identity for u8
+    case UnaryOp::Relu:
+      if constexpr (kSigned) return map1(d, s, n, [](const B& x) { return xsimd::max(x, B(T(0))); });
+      break;  // the identity for u8
+    case UnaryOp::Not:
+      if constexpr (kSigned) {
+        return map1(d, s, n, [](const B& x) { return ~x; });
+      } else {  // u8 is a bool here: logical not
+        return map1(d, s, n,
+                    [](const B& x) { return xsimd::select(x == B(T(0)), B(T(1)), B(T(0))); });
+      }
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Trunc:
+      break;
+    default:
+      return;  // float-only
+  }
+  if (d != s) std::memmove(d, s, static_cast<size_t>(n) * sizeof(T));
+}
+
+}  // namespace
+
+bool supportsUnary(UnaryOp op, DType t) {
+  if (!validType(t) || static_cast<int>(op) > static_cast<int>(UnaryOp::Not)) return false;
+  if (isFloatType(t)) return op != UnaryOp::Not;
+  switch (op) {
+    case UnaryOp::Neg:
+    case UnaryOp::Abs:
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Trunc:
+    case UnaryOp::Relu:
+    case UnaryOp::Not:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void unary(UnaryOp op, DType t, void* dst, const void* src, int64_t n) {
+  if (!supportsUnary(op, t) || n <= 0) return;
+  if (isFloatType(t)) {
+    stagedMap1(t, dst, src, n,
+               [op](float* d, const float* s, int64_t c) { floatUnary(op, d, s, c); });
+    return;
+  }
+  withIntType(t, [&](auto tag) {
+    using T = decltype(tag);
+    intUnary(op, static_cast<T*>(dst), static_cast<const T*>(src), n);
+  });
+}
+
+}  // namespace mimic::exec

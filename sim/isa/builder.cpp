@@ -1,0 +1,266 @@
+#include "sim/isa/builder.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "sim/isa/scalar_literal.h"
+#include "sim/isa/validate.h"
+
+namespace mimic::isa {
+
+KernelBuilder::KernelBuilder(std::string name, uint32_t argCount) {
+  function_.name = std::move(name);
+  function_.argBytes = 8 * argCount;
+}
+
+Reg KernelBuilder::reg() {
+  for (uint8_t r = 0; r < kNumScalarRegs; ++r) {
+    if (!(usedRegs_ & (1u << r))) {
+      usedRegs_ |= 1u << r;
+      return Reg{r};
+    }
+  }
+  throw std::runtime_error("kernel '" + function_.name + "' uses more than 32 registers");
+}
+
+void KernelBuilder::release(Reg r) {
+  usedRegs_ &= ~(1u << r.index);
+}
+
+Desc KernelBuilder::desc() {
+  for (uint8_t d = 0; d < kNumDescriptors; ++d) {
+    if (!(usedDescs_ & (1u << d))) {
+      usedDescs_ |= static_cast<uint8_t>(1u << d);
+      return Desc{d};
+    }
+  }
+  throw std::runtime_error("kernel '" + function_.name + "' uses more than 8 DMA descriptors");
+}
+
+Label KernelBuilder::label() {
+  labelTargets_.push_back(-1);
+  return Label{static_cast<int>(labelTargets_.size()) - 1};
+}
+
+void KernelBuilder::bind(Label l) {
+  labelTargets_.at(l.id) = static_cast<int64_t>(function_.code.size());
+}
+
+Instr& KernelBuilder::emit(Opcode op, uint8_t rd, uint8_t ra, uint8_t rb, uint8_t rc, uint8_t re) {
+  Instr in;
+  in.op = op;
+  in.rd = rd;
+  in.ra = ra;
+  in.rb = rb;
+  in.rc = rc;
+  in.re = re;
+  function_.code.push_back(in);
+  return function_.code.back();
+}
+
+uint64_t KernelBuilder::scalarOf(double value, DType t) const {
+  if (isFloat(t)) return floatToBits(value, t);
+  return static_cast<uint64_t>(static_cast<int64_t>(value));
+}
+
+Reg KernelBuilder::li(int64_t value) {
+  Reg d = reg();
+  li(d, value);
+  return d;
+}
+
+void KernelBuilder::li(Reg d, int64_t value) {
+  emit(Opcode::Li, d.index).imm = value;
+}
+void KernelBuilder::mov(Reg d, Reg a) {
+  emit(Opcode::Mov, d.index, a.index);
+}
+
+Reg KernelBuilder::arg(int index) {
+  Reg d = reg();
+  emit(Opcode::Arg, d.index).imm = index;
+  return d;
+}
+
+Reg KernelBuilder::workgroupId(int dim) {
+  Reg d = reg();
+  emit(Opcode::WgId, d.index).imm = dim;
+  return d;
+}
+
+Reg KernelBuilder::gridDim(int dim) {
+  Reg d = reg();
+  emit(Opcode::GridDim, d.index).imm = dim;
+  return d;
+}
+
+void KernelBuilder::alu(ScalarOp op, Reg d, Reg a, Reg b) {
+  emit(Opcode::SAlu, d.index, a.index, b.index).sub = static_cast<uint8_t>(op);
+}
+
+void KernelBuilder::alu(ScalarOp op, Reg d, Reg a, int64_t b) {
+  Instr& in = emit(Opcode::SAlu, d.index, a.index);
+  in.sub = static_cast<uint8_t>(op);
+  in.flags = kImmOperand;
+  in.imm = b;
+}
+
+void KernelBuilder::cmp(Cond c, Reg d, Reg a, Reg b) {
+  emit(Opcode::SCmp, d.index, a.index, b.index).sub = static_cast<uint8_t>(c);
+}
+
+void KernelBuilder::cmp(Cond c, Reg d, Reg a, int64_t b) {
+  Instr& in = emit(Opcode::SCmp, d.index, a.index);
+  in.sub = static_cast<uint8_t>(c);
+  in.flags = kImmOperand;
+  in.imm = b;
+}
+
+void KernelBuilder::branch(Opcode op, uint8_t ra, Label l) {
+  fixups_.push_back({function_.code.size(), l.id});
+  emit(op, 0, ra);
+}
+
+void KernelBuilder::br(Label l) {
+  branch(Opcode::Br, 0, l);
+}
+void KernelBuilder::brz(Reg a, Label l) {
+  branch(Opcode::Brz, a.index, l);
+}
+void KernelBuilder::brnz(Reg a, Label l) {
+  branch(Opcode::Brnz, a.index, l);
+}
+
+void KernelBuilder::dmaDim(Desc d, DType type, int dim, Reg count, Reg hbmStride, Reg spStride) {
+  Instr& in = emit(Opcode::DmaDesc, d.index, count.index, hbmStride.index, spStride.index);
+  in.type = type;
+  in.imm = dim;
+}
+
+Reg KernelBuilder::dmaLoad(Reg spAddress, Reg hbmAddress, Desc d) {
+  Reg token = reg();
+  emit(Opcode::DmaLoad, token.index, spAddress.index, hbmAddress.index, d.index);
+  return token;
+}
+
+Reg KernelBuilder::dmaStore(Reg hbmAddress, Reg spAddress, Desc d) {
+  Reg token = reg();
+  emit(Opcode::DmaStore, token.index, hbmAddress.index, spAddress.index, d.index);
+  return token;
+}
+
+void KernelBuilder::wait(Reg token) {
+  emit(Opcode::Wait, 0, token.index);
+}
+void KernelBuilder::waitAll() {
+  emit(Opcode::WaitAll);
+}
+
+void KernelBuilder::vshape(Reg rows, Reg dstRowStride, Reg srcRowStride, Reg otherRowStride) {
+  emit(Opcode::VShape, otherRowStride.index, rows.index, dstRowStride.index, srcRowStride.index);
+}
+
+void KernelBuilder::unary(UnaryOp op, DType t, Reg dst, Reg src, Reg n) {
+  Instr& in = emit(Opcode::VUnary, dst.index, src.index, 0, n.index);
+  in.sub = static_cast<uint8_t>(op);
+  in.type = t;
+}
+
+void KernelBuilder::binary(BinaryOp op, DType t, Reg dst, Reg a, Reg b, Reg n) {
+  Instr& in = emit(Opcode::VBinary, dst.index, a.index, b.index, n.index);
+  in.sub = static_cast<uint8_t>(op);
+  in.type = t;
+}
+
+void KernelBuilder::binaryScalar(BinaryOp op, DType t, Reg dst, Reg a, double scalar, Reg n) {
+  Instr& in = emit(Opcode::VBinaryS, dst.index, a.index, 0, n.index);
+  in.sub = static_cast<uint8_t>(op);
+  in.type = t;
+  in.flags = kImmOperand;
+  in.imm = static_cast<int64_t>(scalarOf(scalar, t));
+}
+
+void KernelBuilder::binaryScalar(BinaryOp op, DType t, Reg dst, Reg a, Reg scalarBits, Reg n) {
+  Instr& in = emit(Opcode::VBinaryS, dst.index, a.index, scalarBits.index, n.index);
+  in.sub = static_cast<uint8_t>(op);
+  in.type = t;
+}
+
+void KernelBuilder::fma(DType t, Reg dst, Reg a, Reg b, Reg c, Reg n) {
+  emit(Opcode::VFma, dst.index, a.index, b.index, c.index, n.index).type = t;
+}
+
+void KernelBuilder::select(DType t, Reg dst, Reg mask, Reg a, Reg b, Reg n) {
+  emit(Opcode::VSelect, dst.index, mask.index, a.index, b.index, n.index).type = t;
+}
+
+void KernelBuilder::compare(Cond c, DType t, Reg dst, Reg a, Reg b, Reg n) {
+  Instr& in = emit(Opcode::VCmp, dst.index, a.index, b.index, n.index);
+  in.sub = static_cast<uint8_t>(c);
+  in.type = t;
+}
+
+void KernelBuilder::compareScalar(Cond c, DType t, Reg dst, Reg a, double scalar, Reg n) {
+  Instr& in = emit(Opcode::VCmpS, dst.index, a.index, 0, n.index);
+  in.sub = static_cast<uint8_t>(c);
+  in.type = t;
+  in.flags = kImmOperand;
+  in.imm = static_cast<int64_t>(scalarOf(scalar, t));
+}
+
+void KernelBuilder::cast(DType from, DType to, Reg dst, Reg src, Reg n) {
+  Instr& in = emit(Opcode::VCast, dst.index, src.index, 0, n.index);
+  in.type = from;
+  in.type2 = to;
+}
+
+void KernelBuilder::reduce(ReduceOp op, DType t, Reg dst, Reg src, Reg n) {
+  Instr& in = emit(Opcode::VReduce, dst.index, src.index, 0, n.index);
+  in.sub = static_cast<uint8_t>(op);
+  in.type = t;
+}
+
+void KernelBuilder::fill(DType t, Reg dst, double value, Reg n) {
+  Instr& in = emit(Opcode::VFill, dst.index, 0, 0, n.index);
+  in.type = t;
+  in.flags = kImmOperand;
+  in.imm = static_cast<int64_t>(scalarOf(value, t));
+}
+
+void KernelBuilder::iota(DType t, Reg dst, Reg n) {
+  emit(Opcode::VIota, dst.index, 0, 0, n.index).type = t;
+}
+
+void KernelBuilder::mshape(Reg m, Reg n, Reg k) {
+  emit(Opcode::MShape, 0, m.index, n.index, k.index);
+}
+
+void KernelBuilder::mma(DType abType, Reg c, Reg a, Reg b) {
+  emit(Opcode::Mma, c.index, a.index, b.index).type = abType;
+}
+
+void KernelBuilder::barrier() {
+  emit(Opcode::Barrier);
+}
+
+void KernelBuilder::atomicAdd(DType t, Reg hbmAddress, Reg src, Reg n) {
+  emit(Opcode::AtomicAdd, 0, hbmAddress.index, src.index, n.index).type = t;
+}
+
+void KernelBuilder::exit() {
+  emit(Opcode::Exit);
+}
+
+Function KernelBuilder::finish() {
+  for (const auto& [index, id] : fixups_) {
+    if (labelTargets_.at(id) < 0) {
+      throw std::runtime_error("kernel '" + function_.name + "': a label is used but not bound");
+    }
+    function_.code[index].imm = labelTargets_[id];
+  }
+  emit(Opcode::Exit);
+  validate(Module{{function_}});
+  return function_;
+}
+
+}  // namespace mimic::isa

@@ -1,0 +1,159 @@
+// The mimic ISA: a tile/vector instruction set in the style of NPUs.
+//
+// A kernel is a program that every workgroup of a launch grid runs on one compute unit (CU).
+// Its state is 32 scalar registers s0..s31 (int64), 8 DMA descriptors d0..d7, and the CU's
+// scratchpad. Vector and matrix instructions do not work on vector registers: they take
+// scratchpad byte addresses (in scalar registers) and an element count, so one instruction does
+// a lot of work and the interpreter's cost per instruction is amortised.
+//
+// Operand conventions (`Instr` fields):
+//   rd, ra, rb, rc, re  scalar register numbers (0..31) or descriptor numbers (0..7)
+//   imm                 64-bit immediate: constants, argument index, dimension, branch target
+//                       (an instruction index), or a scalar operand's raw bits (kImmOperand)
+//   type, type2         element types; type2 is the destination type of a cast
+//   sub                 the operation of a family (ScalarOp, Cond, UnaryOp, BinaryOp, ReduceOp)
+//
+// Opcode semantics (v[x] is the scratchpad range at the byte address held in register x):
+//   Nop                 nothing
+//   Exit                ends the workgroup
+//   Li      rd, imm     rd = imm
+//   Mov     rd, ra      rd = ra
+//   SAlu    rd, ra, rb  rd = ra <sub:ScalarOp> rb   (or imm when flags has kImmOperand)
+//   SCmp    rd, ra, rb  rd = (ra <sub:Cond> rb) ? 1 : 0   (rb or imm)
+//   Br      imm         jump to instruction imm
+//   Brz     ra, imm     jump if ra == 0
+//   Brnz    ra, imm     jump if ra != 0
+//   Arg     rd, imm     rd = the 8-byte kernel argument number imm
+//   WgId    rd, imm     rd = this workgroup's id along dimension imm (0=x, 1=y, 2=z)
+//   GridDim rd, imm     rd = the grid's size along dimension imm
+//   DmaDesc rd, ra, rb, rc, imm
+//                       descriptor d<rd>, dimension imm (0 innermost .. 3): count ra,
+//                       HBM stride rb bytes, scratchpad stride rc bytes; the element size
+//                       is `type`. Dimensions never set have count 1. Strides may be 0
+//                       (broadcast).
+//   DmaLoad  rd, ra, rb, rc   scratchpad[ra] <- HBM[rb] through descriptor d<rc>;
+//                             rd = a completion token
+//   DmaStore rd, ra, rb, rc   HBM[ra] <- scratchpad[rb] through descriptor d<rc>; rd = token
+//   Wait     ra         waits until the DMA with token ra has completed
+//   WaitAll             waits for every DMA of this workgroup
+//   VShape  ra, rb, rc, rd   later vector instructions work on ra rows; row strides in bytes:
+//                            rb for the destination, rc for the first source, rd for the
+//                            others. The default is one row.
+//   VUnary  rd, ra, rc       v[rd] = <sub:UnaryOp>(v[ra]), rc elements per row, of `type`
+//   VBinary rd, ra, rb, rc   v[rd] = v[ra] <sub:BinaryOp> v[rb]
+//   VBinaryS rd, ra, rb, rc  v[rd] = v[ra] <sub> scalar (the low bits of rb, or imm, read as
+//                            `type`)
+//   VFma    rd, ra, rb, rc, re   v[rd] = v[ra] * v[rb] + v[rc], re elements
+//   VSelect rd, ra, rb, rc, re   v[rd] = v[ra] (u8 mask) ? v[rb] : v[rc], re elements
+//   VCmp    rd, ra, rb, rc   v[rd] (u8: 1 or 0) = v[ra] <sub:Cond> v[rb]
+//   VCmpS   rd, ra, rb, rc   the same against a scalar, as VBinaryS
+//   VCast   rd, ra, rc       v[rd] (type2) = v[ra] (type) converted (see vector_math.h)
+//   VReduce rd, ra, rc       per row: v[rd] = <sub:ReduceOp> of rc elements of v[ra];
+//                            Sum/Max/Min give `type`, ArgMax/ArgMin give i64
+//   VFill   rd, rb, rc       v[rd] = scalar (low bits of rb, or imm, as `type`), rc elements
+//   VIota   rd, rb, rc       v[rd][i] = i (converted to `type`), rc elements
+//   MShape  ra, rb, rc       later Mma instructions use M=ra, N=rb, K=rc
+//   Mma     rd, ra, rb       f32 C[M x N] at v[rd] += A[M x K] at v[ra] times B[K x N] at v[rb];
+//                            A and B are `type` (f32, f16 or bf16), all row-major, dense
+//   Barrier             waits for every pipe of this workgroup to drain
+//   AtomicAdd ra, rb, rc     HBM[ra] += v[rb] elementwise, rc elements of `type`
+//                            (f32, i32, i64), applied atomically
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mimic::isa {
+
+enum class DType : uint8_t { F32, F16, BF16, I32, I64, U8 };
+constexpr int kNumDTypes = 6;
+
+enum class Opcode : uint8_t {
+  Nop,
+  Exit,
+  Li,
+  Mov,
+  SAlu,
+  SCmp,
+  Br,
+  Brz,
+  Brnz,
+  Arg,
+  WgId,
+  GridDim,
+  DmaDesc,
+  DmaLoad,
+  DmaStore,
+  Wait,
+  WaitAll,
+  VShape,
+  VUnary,
+  VBinary,
+  VBinaryS,
+  VFma,
+  VSelect,
+  VCmp,
+  VCmpS,
+  VCast,
+  VReduce,
+  VFill,
+  VIota,
+  MShape,
+  Mma,
+  Barrier,
+  AtomicAdd,
+};
+constexpr int kNumOpcodes = static_cast<int>(Opcode::AtomicAdd) + 1;
+
+enum class ScalarOp : uint8_t { Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr, Min, Max };
+enum class Cond : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
+enum class UnaryOp : uint8_t {
+  Neg,
+  Abs,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Sin,
+  Cos,
+  Floor,
+  Ceil,
+  Round,  // to nearest, ties to even
+  Trunc,
+  Recip,
+  Relu,
+  Not,  // logical not for u8, bitwise not for integers
+};
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Max, Min, Pow, And, Or, Xor, Rem };
+enum class ReduceOp : uint8_t { Sum, Max, Min, ArgMax, ArgMin };
+
+// Which pipe of the CU executes an instruction (timing and counters).
+enum class Pipe : uint8_t { Scalar, Vector, Matrix, Dma };
+constexpr int kNumPipes = 4;
+
+constexpr uint8_t kImmOperand = 1;  // flags: the scalar operand is `imm`, not register rb
+constexpr int kNumScalarRegs = 32;
+constexpr int kNumDescriptors = 8;
+constexpr int kDmaDims = 4;
+
+struct Instr {
+  Opcode op = Opcode::Nop;
+  uint8_t sub = 0;
+  DType type = DType::F32;
+  DType type2 = DType::F32;
+  uint8_t rd = 0, ra = 0, rb = 0, rc = 0, re = 0;
+  uint8_t flags = 0;
+  int64_t imm = 0;
+
+  bool operator==(const Instr& o) const;
+};
+
+int dtypeSize(DType t);
+const char* dtypeName(DType t);  // "f32", "f16", "bf16", "i32", "i64", "u8"
+bool isFloat(DType t);
+Pipe pipeOf(Opcode op);
+
+}  // namespace mimic::isa
