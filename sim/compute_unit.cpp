@@ -1,3 +1,5 @@
+// Needed for sc_spawn, which gives each DMA channel its own process name.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "sim/compute_unit.h"
 
 #include <cmath>
@@ -20,7 +22,10 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, ComputeEngine& engine,
       dmaPath_{{hbmResource, 1.0}, {dmaResource, 1.0}} {
   SC_HAS_PROCESS(ComputeUnit);
   SC_THREAD(run);
-  for (int c = 0; c < dmaChannels; ++c) SC_THREAD(dmaChannel);
+  for (int c = 0; c < dmaChannels; ++c) {
+    sc_core::sc_spawn(sc_bind(&ComputeUnit::dmaChannel, this),
+                      ("dma" + std::to_string(c)).c_str());
+  }
 }
 
 void ComputeUnit::run() {

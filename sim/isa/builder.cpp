@@ -139,14 +139,22 @@ void KernelBuilder::dmaDim(Desc d, DType type, int dim, Reg count, Reg hbmStride
 
 Reg KernelBuilder::dmaLoad(Reg spAddress, Reg hbmAddress, Desc d) {
   Reg token = reg();
-  emit(Opcode::DmaLoad, token.index, spAddress.index, hbmAddress.index, d.index);
+  dmaLoad(token, spAddress, hbmAddress, d);
   return token;
 }
 
 Reg KernelBuilder::dmaStore(Reg hbmAddress, Reg spAddress, Desc d) {
   Reg token = reg();
-  emit(Opcode::DmaStore, token.index, hbmAddress.index, spAddress.index, d.index);
+  dmaStore(token, hbmAddress, spAddress, d);
   return token;
+}
+
+void KernelBuilder::dmaLoad(Reg token, Reg spAddress, Reg hbmAddress, Desc d) {
+  emit(Opcode::DmaLoad, token.index, spAddress.index, hbmAddress.index, d.index);
+}
+
+void KernelBuilder::dmaStore(Reg token, Reg hbmAddress, Reg spAddress, Desc d) {
+  emit(Opcode::DmaStore, token.index, hbmAddress.index, spAddress.index, d.index);
 }
 
 void KernelBuilder::wait(Reg token) {

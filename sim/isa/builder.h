@@ -57,8 +57,10 @@ class KernelBuilder {
 
   // DMA.
   void dmaDim(Desc d, DType type, int dim, Reg count, Reg hbmStride, Reg spStride);
-  Reg dmaLoad(Reg spAddress, Reg hbmAddress, Desc d);
+  Reg dmaLoad(Reg spAddress, Reg hbmAddress, Desc d);  // returns a new token register
   Reg dmaStore(Reg hbmAddress, Reg spAddress, Desc d);
+  void dmaLoad(Reg token, Reg spAddress, Reg hbmAddress, Desc d);  // the token into `token`
+  void dmaStore(Reg token, Reg hbmAddress, Reg spAddress, Desc d);
   void wait(Reg token);
   void waitAll();
 
