@@ -1,5 +1,7 @@
 #include "kernels/reference_kernels.h"
 
+#include <vector>
+
 #include "sim/isa/builder.h"
 
 namespace mimic::kernels {
@@ -95,8 +97,8 @@ isa::Function addStrided(uint32_t tile) {
   return k.finish();
 }
 
-isa::Function axpyDoubleBuffered(uint32_t tile, uint32_t tilesPerWorkgroup) {
-  KernelBuilder k("axpy_double_buffered", 4);
+isa::Function axpyPipelined(uint32_t tile, uint32_t tilesPerWorkgroup, int depth) {
+  KernelBuilder k(depth == 2 ? "axpy_double_buffered" : "axpy_pipelined", 4);
   Reg y = k.arg(0), x = k.arg(1), n = k.arg(2), alpha = k.arg(3);
   const int64_t chunk = int64_t(tile) * tilesPerWorkgroup;
   const int64_t tileBytes = int64_t(tile) * kF32;
@@ -107,47 +109,56 @@ isa::Function axpyDoubleBuffered(uint32_t tile, uint32_t tilesPerWorkgroup) {
   Reg xAddress = offsetAddress(k, x, start, kF32);
   Reg yAddress = offsetAddress(k, y, start, kF32);
   k.release(start);
+  k.release(x);
+  k.release(y);
   Reg count = k.li(tile);
   isa::Desc d = k.desc();
   dim(k, d, 0, count, kF32, kF32);
 
-  // Buffers: x and y tiles of parity 0 and 1.
-  Reg xBuf[2] = {k.li(0), k.li(tileBytes)};
-  Reg yBuf[2] = {k.li(2 * tileBytes), k.li(3 * tileBytes)};
-  Reg xToken[2] = {k.reg(), k.reg()}, yToken[2] = {k.reg(), k.reg()};
-  Reg storeToken[2] = {k.li(0), k.li(0)};  // token 0 is never issued: waiting on it is free
-  Reg i = k.li(0), t = k.reg(), address = k.reg();
+  // Per buffer set: x and y inputs and the result, which has buffers of its own so that loads
+  // never wait for stores. Tile i uses set i % depth; tile i + depth - 1 is loaded meanwhile.
+  struct BufferSet {
+    Reg x, y, out, xToken, yToken, storeToken;
+  };
+  std::vector<BufferSet> sets;
+  for (int b = 0; b < depth; ++b) {
+    sets.push_back({k.li(3 * b * tileBytes), k.li((3 * b + 1) * tileBytes),
+                    k.li((3 * b + 2) * tileBytes), k.reg(), k.reg(),
+                    k.li(0)});  // token 0 is never issued: waiting on it is free
+  }
+  Reg i = k.li(0), t = k.reg(), address = k.reg(), ahead = k.reg();
 
-  auto load = [&](int p, Reg tileIndex) {
-    k.alu(ScalarOp::Mul, t, tileIndex, tileBytes);
+  // Loads tile `index` into `set` if it exists.
+  auto loadIfAny = [&](const BufferSet& set, Reg index) {
+    isa::Label skip = k.label();
+    k.cmp(isa::Cond::Lt, t, index, tiles);
+    k.brz(t, skip);
+    k.alu(ScalarOp::Mul, t, index, tileBytes);
     k.alu(ScalarOp::Add, address, xAddress, t);
-    k.dmaLoad(xToken[p], xBuf[p], address, d);
+    k.dmaLoad(set.xToken, set.x, address, d);
     k.alu(ScalarOp::Add, address, yAddress, t);
-    k.dmaLoad(yToken[p], yBuf[p], address, d);
+    k.dmaLoad(set.yToken, set.y, address, d);
+    k.bind(skip);
   };
   isa::Label done = k.label(), loop = k.label();
   k.brz(tiles, done);
-  load(0, i);
+  for (int b = 0; b + 1 < depth; ++b) {
+    k.li(ahead, b);
+    loadIfAny(sets[b], ahead);
+  }
   k.bind(loop);
-  for (int p = 0; p < 2; ++p) {
-    const int q = 1 - p;
-    isa::Label compute = k.label();
-    // Prefetch tile i+1 into the other buffers once the store that read them has finished.
-    Reg next = k.reg();
-    k.alu(ScalarOp::Add, next, i, 1);
-    k.cmp(isa::Cond::Lt, t, next, tiles);
-    k.brz(t, compute);
-    k.wait(storeToken[q]);
-    load(q, next);
-    k.release(next);
-    k.bind(compute);
-    k.wait(xToken[p]);
-    k.wait(yToken[p]);
-    k.binaryScalar(BinaryOp::Mul, DType::F32, xBuf[p], xBuf[p], alpha, count);
-    k.binary(BinaryOp::Add, DType::F32, yBuf[p], xBuf[p], yBuf[p], count);
+  for (int p = 0; p < depth; ++p) {
+    const BufferSet& set = sets[p];
+    k.alu(ScalarOp::Add, ahead, i, depth - 1);
+    loadIfAny(sets[(p + depth - 1) % depth], ahead);
+    k.wait(set.xToken);
+    k.wait(set.yToken);
+    k.wait(set.storeToken);  // the store of tile i - depth read set.out
+    k.binaryScalar(BinaryOp::Mul, DType::F32, set.x, set.x, alpha, count);
+    k.binary(BinaryOp::Add, DType::F32, set.out, set.x, set.y, count);
     k.alu(ScalarOp::Mul, t, i, tileBytes);
     k.alu(ScalarOp::Add, address, yAddress, t);
-    k.dmaStore(storeToken[p], address, yBuf[p], d);
+    k.dmaStore(set.storeToken, address, set.out, d);
     k.alu(ScalarOp::Add, i, i, 1);
     k.cmp(isa::Cond::Ge, t, i, tiles);
     k.brnz(t, done);

@@ -13,11 +13,12 @@ namespace mimic::kernels {
 // Args: c, a, b, cols, aRowStride, aColStride, bRowStride, bColStride.
 isa::Function addStrided(uint32_t tile);
 
-// y[i] = alpha * x[i] + y[i] over n f32 elements, streaming tiles through two scratchpad
-// buffers so that each tile's DMA overlaps the previous tile's compute. Each workgroup takes a
-// contiguous chunk of `tile * tilesPerWorkgroup` elements; n must be a multiple of `tile`.
+// y[i] = alpha * x[i] + y[i] over n f32 elements, streaming tiles through `depth` sets of
+// scratchpad buffers (2: double buffering) so that the DMAs of the next depth - 1 tiles
+// overlap the current tile's compute. Each workgroup takes a contiguous chunk of
+// `tile * tilesPerWorkgroup` elements; n must be a multiple of `tile`.
 // Grid: (ceil(n / (tile * tilesPerWorkgroup)), 1, 1). Args: y, x, n, alpha (f32 bits).
-isa::Function axpyDoubleBuffered(uint32_t tile, uint32_t tilesPerWorkgroup);
+isa::Function axpyPipelined(uint32_t tile, uint32_t tilesPerWorkgroup, int depth);
 
 // out[r] = sum of in[r][0..cols) for an f32 matrix with a row stride of `cols`. Each
 // workgroup reduces `rowsPerWorkgroup` rows, `colTile` columns at a time.

@@ -13,8 +13,8 @@ ComputeEngine::ComputeEngine(sc_core::sc_module_name name, const ComputeConfig& 
     int dmaResource =
         network.addResource(std::string(this->name()) + ".cu" + id + " dma", costs.dmaBandwidthGBps);
     units_.push_back(std::make_unique<ComputeUnit>(("cu" + id).c_str(), *this, costs,
-                                                   hbmLatencyNs, config.dmaChannels, network,
-                                                   hbmResource, dmaResource));
+                                                   hbmLatencyNs, network, hbmResource,
+                                                   dmaResource));
   }
 }
 

@@ -1,5 +1,3 @@
-// Needed for sc_spawn, which gives each DMA channel its own process name.
-#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "sim/compute_unit.h"
 
 #include <cmath>
@@ -12,7 +10,7 @@ double nowNs() { return static_cast<double>(sc_core::sc_time_stamp().value()); }
 }  // namespace
 
 ComputeUnit::ComputeUnit(sc_core::sc_module_name name, ComputeEngine& engine,
-                         const exec::CostModel& costs, uint64_t hbmLatencyNs, int dmaChannels,
+                         const exec::CostModel& costs, uint64_t hbmLatencyNs,
                          FlowNetwork& network, int hbmResource, int dmaResource)
     : sc_module(name),
       engine_(engine),
@@ -22,10 +20,9 @@ ComputeUnit::ComputeUnit(sc_core::sc_module_name name, ComputeEngine& engine,
       dmaPath_{{hbmResource, 1.0}, {dmaResource, 1.0}} {
   SC_HAS_PROCESS(ComputeUnit);
   SC_THREAD(run);
-  for (int c = 0; c < dmaChannels; ++c) {
-    sc_core::sc_spawn(sc_bind(&ComputeUnit::dmaChannel, this),
-                      ("dma" + std::to_string(c)).c_str());
-  }
+  SC_METHOD(startDueDmas);
+  sensitive << startDue_;
+  dont_initialize();
 }
 
 void ComputeUnit::run() {
@@ -72,10 +69,7 @@ void ComputeUnit::replay(const exec::WorkgroupTrace& trace) {
         // (a store) or overwrite its inputs (a load).
         syncTo(std::max(issue, computeFree));
         dmaDone_[op.token] = op.amount == 0;
-        if (op.amount > 0) {
-          dmaQueue_.push_back({op.token, op.amount});
-          dmaQueued_.notify(sc_core::SC_ZERO_TIME);
-        }
+        if (op.amount > 0) issueDma(op.token, op.amount);
         break;
       case Kind::Wait:
         syncTo(issue);
@@ -94,15 +88,28 @@ void ComputeUnit::replay(const exec::WorkgroupTrace& trace) {
   syncTo(std::max(issue, computeFree));
 }
 
-void ComputeUnit::dmaChannel() {
-  for (;;) {
-    while (dmaQueue_.empty()) sc_core::wait(dmaQueued_);
-    DmaRequest request = dmaQueue_.front();
-    dmaQueue_.pop_front();
-    sc_core::wait(sc_core::sc_time(static_cast<double>(hbmLatencyNs_), sc_core::SC_NS));
-    network_.transfer(dmaPath_, request.bytes);
-    dmaDone_[request.token] = true;
-    dmaFinished_.notify(sc_core::SC_ZERO_TIME);
+void ComputeUnit::issueDma(uint32_t token, uint64_t bytes) {
+  const SimTime now = sc_core::sc_time_stamp().value();
+  pending_.push_back({now + hbmLatencyNs_, token, bytes});
+  if (pending_.size() == 1) {
+    startDue_.notify(sc_core::sc_time(static_cast<double>(hbmLatencyNs_), sc_core::SC_NS));
+  }
+}
+
+void ComputeUnit::startDueDmas() {
+  const SimTime now = sc_core::sc_time_stamp().value();
+  while (!pending_.empty() && pending_.front().startAt <= now) {
+    const uint32_t token = pending_.front().token;
+    const uint64_t bytes = pending_.front().bytes;
+    pending_.pop_front();
+    network_.start(dmaPath_, bytes, [this, token] {
+      dmaDone_[token] = true;
+      dmaFinished_.notify(sc_core::SC_ZERO_TIME);
+    });
+  }
+  if (!pending_.empty()) {
+    startDue_.notify(
+        sc_core::sc_time(static_cast<double>(pending_.front().startAt - now), sc_core::SC_NS));
   }
 }
 

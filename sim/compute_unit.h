@@ -14,18 +14,21 @@ namespace mimic::sim {
 class ComputeUnit : public sc_core::sc_module {
  public:
   ComputeUnit(sc_core::sc_module_name name, ComputeEngine& engine, const exec::CostModel& costs,
-              uint64_t hbmLatencyNs, int dmaChannels, FlowNetwork& network, int hbmResource,
-              int dmaResource);
+              uint64_t hbmLatencyNs, FlowNetwork& network, int hbmResource, int dmaResource);
 
  private:
-  struct DmaRequest {
+  // A DMA waiting out the HBM latency before its bytes start to flow. The DMA engine keeps any
+  // number in flight; the CU's DMA bandwidth is a flow-network resource of its own.
+  struct PendingDma {
+    SimTime startAt;
     uint32_t token;
     uint64_t bytes;
   };
 
   void run();
   void replay(const exec::WorkgroupTrace& trace);
-  void dmaChannel();
+  void issueDma(uint32_t token, uint64_t bytes);
+  void startDueDmas();
   void syncTo(double ns);
   void waitForDma(uint32_t token);
 
@@ -34,9 +37,9 @@ class ComputeUnit : public sc_core::sc_module {
   uint64_t hbmLatencyNs_;
   FlowNetwork& network_;
   std::vector<PathUse> dmaPath_;
-  std::deque<DmaRequest> dmaQueue_;
+  std::deque<PendingDma> pending_;     // in start order: every DMA waits the same latency
   std::map<uint32_t, bool> dmaDone_;  // tokens of the current workgroup
-  sc_core::sc_event dmaQueued_;
+  sc_core::sc_event startDue_;
   sc_core::sc_event dmaFinished_;
 };
 

@@ -31,9 +31,7 @@ ComputeConfig ComputeConfig::read(ParamReader& params) {
   c.vectorLanes = static_cast<int>(params.size("compute.lanes", 64, "vector lanes per CU"));
   c.clockMHz = params.number("compute.clock_mhz", 1500, "compute clock, MHz");
   c.scratchpadBytes = params.size("compute.scratchpad", 256 << 10, "scratchpad per CU, bytes");
-  c.dmaChannels = static_cast<int>(
-      params.size("compute.dma_channels", 4, "DMAs one CU keeps in flight at once"));
-  requirePositive("compute.dma_channels", c.dmaChannels);
+
   requirePositive("compute.units", c.computeUnits);
   requirePositive("compute.lanes", c.vectorLanes);
   requirePositive("compute.clock_mhz", c.clockMHz);

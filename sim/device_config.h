@@ -38,7 +38,6 @@ struct ComputeConfig {
   int vectorLanes;
   double clockMHz;
   uint64_t scratchpadBytes;
-  int dmaChannels;  // DMAs one CU keeps in flight at once
 
   static ComputeConfig read(ParamReader& params);
 };

@@ -37,11 +37,21 @@ int FlowNetwork::addResource(const std::string& name, double bandwidthGBps) {
 
 void FlowNetwork::transfer(const std::vector<PathUse>& path, uint64_t bytes) {
   if (bytes == 0 || path.empty()) return;
-  sc_core::sc_event done;
-  Flow flow{path, static_cast<double>(bytes), 0, &done};
+  sc_core::sc_event arrived;
+  start(path, bytes, [&arrived] { arrived.notify(sc_core::SC_ZERO_TIME); });
+  sc_core::wait(arrived);
+}
+
+void FlowNetwork::start(const std::vector<PathUse>& path, uint64_t bytes,
+                        std::function<void()> onArrived) {
+  if (bytes == 0 || path.empty()) {
+    onArrived();
+    return;
+  }
   SimTime now = nowNs();
   advanceTo(now);
-  flows_.push_back(&flow);
+  flows_.push_back(std::make_unique<Flow>(
+      Flow{path, static_cast<double>(bytes), 0, std::move(onArrived)}));
   for (const PathUse& use : path) {
     Resource& r = resources_[use.resource];
     if (r.users++ == 0) r.busySince = now;
@@ -49,29 +59,30 @@ void FlowNetwork::transfer(const std::vector<PathUse>& path, uint64_t bytes) {
   }
   assignRates();
   scheduleNextFinish();
-  sc_core::wait(done);
 }
 
 void FlowNetwork::advanceTo(SimTime now) {
   double dt = static_cast<double>(now - lastUpdate_);
   if (dt > 0) {
-    for (Flow* f : flows_) f->remaining -= f->rate * dt;
+    for (const auto& f : flows_) f->remaining -= f->rate * dt;
   }
   lastUpdate_ = now;
 }
 
-void FlowNetwork::finishArrived() {
+std::vector<std::function<void()>> FlowNetwork::finishArrived() {
   SimTime now = nowNs();
-  auto arrived = [](const Flow* f) { return hasArrived(f->remaining, f->rate); };
-  for (Flow* f : flows_) {
+  std::vector<std::function<void()>> callbacks;
+  auto arrived = [](const std::unique_ptr<Flow>& f) { return hasArrived(f->remaining, f->rate); };
+  for (const auto& f : flows_) {
     if (!arrived(f)) continue;
     for (const PathUse& use : f->path) {
       Resource& r = resources_[use.resource];
       if (--r.users == 0) r.busyNs += now - r.busySince;
     }
-    f->done->notify(sc_core::SC_ZERO_TIME);
+    callbacks.push_back(std::move(f->onArrived));
   }
   flows_.erase(std::remove_if(flows_.begin(), flows_.end(), arrived), flows_.end());
+  return callbacks;
 }
 
 void FlowNetwork::assignRates() {
@@ -80,7 +91,7 @@ void FlowNetwork::assignRates() {
   std::vector<double> capacityLeft(resources_.size());
   for (size_t i = 0; i < resources_.size(); ++i) capacityLeft[i] = resources_[i].bandwidthGBps;
   std::vector<bool> frozen(flows_.size(), false);
-  for (Flow* f : flows_) f->rate = 0;
+  for (const auto& f : flows_) f->rate = 0;
   size_t unfrozen = flows_.size();
   std::vector<double> demand(resources_.size());
   while (unfrozen > 0) {
@@ -111,16 +122,18 @@ void FlowNetwork::scheduleNextFinish() {
   nextFinish_.cancel();
   if (flows_.empty()) return;
   double soonest = INFINITY;
-  for (const Flow* f : flows_) soonest = std::min(soonest, f->remaining / f->rate);
+  for (const auto& f : flows_) soonest = std::min(soonest, f->remaining / f->rate);
   SimTime delay = std::max<SimTime>(1, static_cast<SimTime>(std::ceil(soonest - kRoundingSlackNs)));
   nextFinish_.notify(sc_core::sc_time(static_cast<double>(delay), sc_core::SC_NS));
 }
 
 void FlowNetwork::onFinish() {
   advanceTo(nowNs());
-  finishArrived();
+  std::vector<std::function<void()>> callbacks = finishArrived();
   assignRates();
   scheduleNextFinish();
+  // Last: a callback may start new flows.
+  for (auto& callback : callbacks) callback();
 }
 
 }  // namespace mimic::sim

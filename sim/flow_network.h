@@ -10,6 +10,8 @@
 #include <systemc>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,9 @@ class FlowNetwork : public sc_core::sc_module {
 
   // Moves `bytes` over `path` and returns once they have all arrived. Call from an SC_THREAD.
   void transfer(const std::vector<PathUse>& path, uint64_t bytes);
+  // Starts moving `bytes` over `path` and returns at once; `onArrived` runs in simulation
+  // context when the last byte has arrived. Call from any SystemC process.
+  void start(const std::vector<PathUse>& path, uint64_t bytes, std::function<void()> onArrived);
 
   const ResourceStats& stats(int resource) const { return resources_[resource]; }
   int activeFlows() const { return static_cast<int>(flows_.size()); }
@@ -46,7 +51,7 @@ class FlowNetwork : public sc_core::sc_module {
     std::vector<PathUse> path;
     double remaining;
     double rate = 0;
-    sc_core::sc_event* done;
+    std::function<void()> onArrived;
   };
   struct Resource : ResourceStats {
     int users = 0;
@@ -54,13 +59,14 @@ class FlowNetwork : public sc_core::sc_module {
   };
 
   void advanceTo(SimTime now);
-  void finishArrived();
+  // Removes the flows that have arrived and returns their callbacks, to run afterwards.
+  std::vector<std::function<void()>> finishArrived();
   void assignRates();
   void scheduleNextFinish();
   void onFinish();
 
   std::vector<Resource> resources_;
-  std::vector<Flow*> flows_;
+  std::vector<std::unique_ptr<Flow>> flows_;
   SimTime lastUpdate_ = 0;
   sc_core::sc_event nextFinish_;
 };

@@ -46,8 +46,8 @@ CostModel CostModel::read(sim::ParamReader& params, int lanes, double clockMHz) 
       "isa.mma_f16_macs_per_cycle", 1024, "f16/bf16 multiply-accumulates per cycle per CU"));
   c.dmaIssueCycles = static_cast<uint32_t>(
       params.size("isa.dma_issue_cycles", 4, "cycles to issue one DMA descriptor"));
-  c.dmaBandwidthGBps = params.number("compute.dma_bandwidth_gbps", 200,
-                                     "bandwidth of one CU's DMA engine, GB/s");
+  c.dmaBandwidthGBps =
+      params.number("compute.dma_bandwidth_gbps", 200, "bandwidth of one CU's DMA engine, GB/s");
   c.watchdogInstructions =
       params.size("compute.watchdog_instructions", 1ull << 32,
                   "instructions one workgroup may execute before the watchdog stops the kernel");
@@ -64,12 +64,12 @@ uint64_t CostModel::cycles(const isa::Instr& instr, uint64_t elements, uint64_t 
   const uint64_t groups = (elements + lanes - 1) / lanes;
   switch (instr.op) {
     case Opcode::VUnary:
-      return groups * (isComplexUnary(isa::UnaryOp(instr.sub)) ? vectorComplexCycles
-                                                                : vectorCycles);
+      return groups *
+             (isComplexUnary(isa::UnaryOp(instr.sub)) ? vectorComplexCycles : vectorCycles);
     case Opcode::VBinary:
     case Opcode::VBinaryS:
-      return groups * (isComplexBinary(isa::BinaryOp(instr.sub)) ? vectorComplexCycles
-                                                                  : vectorCycles);
+      return groups *
+             (isComplexBinary(isa::BinaryOp(instr.sub)) ? vectorComplexCycles : vectorCycles);
     case Opcode::VFma:
     case Opcode::VSelect:
     case Opcode::VCmp:

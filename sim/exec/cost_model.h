@@ -14,11 +14,11 @@ class ParamReader;
 namespace mimic::exec {
 
 struct CostModel {
-  int lanes;                      // vector lanes: elements per vector cycle
-  double clockGHz;                // cycles per ns
-  uint32_t scalarCycles;          // any scalar instruction, and issuing any other
-  uint32_t vectorCycles;          // per lane-group, simple elementwise ops
-  uint32_t vectorComplexCycles;   // per lane-group: divide, sqrt, transcendental functions
+  int lanes;                     // vector lanes: elements per vector cycle
+  double clockGHz;               // cycles per ns
+  uint32_t scalarCycles;         // any scalar instruction, and issuing any other
+  uint32_t vectorCycles;         // per lane-group, simple elementwise ops
+  uint32_t vectorComplexCycles;  // per lane-group: divide, sqrt, transcendental functions
   uint32_t matrixF32MacsPerCycle;
   uint32_t matrixF16MacsPerCycle;  // f16 and bf16
   uint32_t dmaIssueCycles;

@@ -37,8 +37,8 @@ struct InFlightDma {
 class Workgroup {
  public:
   Workgroup(const CostModel& costs, uint64_t scratchpadBytes, sim::DeviceMemory& memory,
-            const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3 id,
-            uint8_t* scratchpad, WorkgroupResult& out)
+            const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3 id, uint8_t* scratchpad,
+            WorkgroupResult& out)
       : costs_(costs),
         spBytes_(static_cast<int64_t>(scratchpadBytes)),
         memory_(memory),
@@ -102,9 +102,9 @@ void Workgroup::run() {
     while (pc_ < code.size()) {
       const Instr& in = code[pc_];
       if (++executed > costs_.watchdogInstructions) {
-        fault(FaultKind::WatchdogTimeout,
-              "the watchdog stopped it after " + std::to_string(costs_.watchdogInstructions) +
-                  " instructions");
+        fault(FaultKind::WatchdogTimeout, "the watchdog stopped it after " +
+                                              std::to_string(costs_.watchdogInstructions) +
+                                              " instructions");
       }
       if (in.op == Opcode::Exit) break;
       ++out_.counters.instructions[static_cast<int>(isa::pipeOf(in.op))];
@@ -152,7 +152,7 @@ void Workgroup::step(const Instr& in) {
       break;
     case Opcode::SCmp:
       s(in.rd) = scalarCompare(s(in.ra), in.flags & isa::kImmOperand ? in.imm : s(in.rb),
-                         isa::Cond(in.sub));
+                               isa::Cond(in.sub));
       break;
     case Opcode::Arg: {
       int64_t value = 0;
@@ -195,8 +195,8 @@ void Workgroup::step(const Instr& in) {
     case Opcode::Barrier:
       flushIssue();
       inFlight_.clear();
-      emit(in.op == Opcode::WaitAll ? TraceOp::Kind::WaitAll : TraceOp::Kind::Barrier,
-           Pipe::Scalar, 0, 0);
+      emit(in.op == Opcode::WaitAll ? TraceOp::Kind::WaitAll : TraceOp::Kind::Barrier, Pipe::Scalar,
+           0, 0);
       break;
     case Opcode::Mma:
       matrix(in);
@@ -273,8 +273,8 @@ bool Workgroup::scalarCompare(int64_t a, int64_t b, isa::Cond c) const {
   return false;
 }
 
-uint8_t* Workgroup::operand(int64_t address, int64_t rowStride, int64_t rows,
-                            int64_t bytesPerRow, int elementBytes, bool write, const char* role) {
+uint8_t* Workgroup::operand(int64_t address, int64_t rowStride, int64_t rows, int64_t bytesPerRow,
+                            int elementBytes, bool write, const char* role) {
   if (address % elementBytes != 0 || rowStride % elementBytes != 0) {
     fault(FaultKind::MisalignedAddress, std::string(role) + " scratchpad address " +
                                             std::to_string(address) + " (row stride " +
@@ -368,16 +368,15 @@ void Workgroup::dma(const Instr& in) {
   if (bytes > 0) {
     Extent spExtent = extentOf(d, d.spStride);
     Extent hbmExtent = extentOf(d, d.hbmStride);
-    uint8_t* spBase = operand(spAddress + spExtent.low, 0, 1, spExtent.high - spExtent.low,
-                              static_cast<int>(d.elementBytes), load,
-                              load ? "DMA destination" : "DMA source") -
-                      spExtent.low;
-    uint8_t* hbmBase = hbm(hbmAddress, hbmExtent.low, hbmExtent.high,
-                           static_cast<int>(d.elementBytes),
-                           load ? "DMA source" : "DMA destination");
+    uint8_t* spBase =
+        operand(spAddress + spExtent.low, 0, 1, spExtent.high - spExtent.low,
+                static_cast<int>(d.elementBytes), load, load ? "DMA destination" : "DMA source") -
+        spExtent.low;
+    uint8_t* hbmBase =
+        hbm(hbmAddress, hbmExtent.low, hbmExtent.high, static_cast<int>(d.elementBytes),
+            load ? "DMA source" : "DMA destination");
     walkDma(d, hbmBase, spBase, load);
-    inFlight_.push_back(
-        {token, {spAddress + spExtent.low, spAddress + spExtent.high}, load});
+    inFlight_.push_back({token, {spAddress + spExtent.low, spAddress + spExtent.high}, load});
     (load ? out_.counters.bytesRead : out_.counters.bytesWritten) += bytes;
   }
   s(in.rd) = token;
@@ -426,8 +425,8 @@ void Workgroup::vector(const Instr& in) {
       if (in.op == Opcode::VBinaryS) {
         const uint64_t bits = scalarBits(in);
         eachRow([&](int64_t r) {
-          binaryScalar(isa::BinaryOp(in.sub), t, d + r * dstRowStride_, a + r * srcRowStride_,
-                       bits, n);
+          binaryScalar(isa::BinaryOp(in.sub), t, d + r * dstRowStride_, a + r * srcRowStride_, bits,
+                       n);
         });
       } else {
         const uint8_t* b = src(in.rb, n, e, false);
@@ -471,8 +470,8 @@ void Workgroup::vector(const Instr& in) {
       if (in.op == Opcode::VCmpS) {
         const uint64_t bits = scalarBits(in);
         eachRow([&](int64_t r) {
-          compareScalar(isa::Cond(in.sub), t, d + r * dstRowStride_, a + r * srcRowStride_,
-                        bits, n);
+          compareScalar(isa::Cond(in.sub), t, d + r * dstRowStride_, a + r * srcRowStride_, bits,
+                        n);
         });
       } else {
         const uint8_t* b = src(in.rb, n, e, false);
@@ -486,9 +485,8 @@ void Workgroup::vector(const Instr& in) {
     case Opcode::VCast: {
       uint8_t* d = dst(n, isa::dtypeSize(in.type2));
       const uint8_t* a = src(in.ra, n, e, true);
-      eachRow([&](int64_t r) {
-        cast(t, in.type2, d + r * dstRowStride_, a + r * srcRowStride_, n);
-      });
+      eachRow(
+          [&](int64_t r) { cast(t, in.type2, d + r * dstRowStride_, a + r * srcRowStride_, n); });
       break;
     }
     case Opcode::VReduce: {

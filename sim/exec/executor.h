@@ -41,8 +41,8 @@ class Executor {
       : costs_(costs), scratchpadBytes_(scratchpadBytes), memory_(memory) {}
 
   // `scratchpad` is the caller's buffer of scratchpadBytes; `args` holds fn.argBytes bytes.
-  void run(const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3 id,
-           uint8_t* scratchpad, WorkgroupResult& out) const;
+  void run(const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3 id, uint8_t* scratchpad,
+           WorkgroupResult& out) const;
 
   // Applies the atomics of every workgroup, in order.
   void applyAtomics(const std::vector<AtomicAdd>& atomics) const;

@@ -43,7 +43,7 @@ inline uint16_t f32ToF16(float f) {
   const uint32_t ax = x & 0x7FFFFFFFu;
   if (ax > 0x7F800000u) return sign | 0x7E00u | ((ax >> 13) & 0x3FFu);  // NaN: quiet, payload kept
   if (ax >= 0x477FF000u) return sign | 0x7C00u;  // >= 65520 (the tie above 65504) rounds to inf
-  if (ax >= 0x38800000u) {                        // normal f16 (>= 2^-14): rebias, round the 13 bits
+  if (ax >= 0x38800000u) {                       // normal f16 (>= 2^-14): rebias, round the 13 bits
     uint32_t r = ax - 0x38000000u;
     r += 0xFFFu + ((r >> 13) & 1u);
     return sign | static_cast<uint16_t>(r >> 13);

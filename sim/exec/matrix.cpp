@@ -23,8 +23,7 @@ constexpr int kKc = 256;     // k per packed block: one panel is kKc * kNr float
 // C[R x cols] += A[R x kc] (row stride lda) * panel[kc x kNr]; cols <= kNr, the panel's
 // columns past `cols` are zero.
 template <int R>
-void microKernel(int kc, const float* a, int lda, const float* panel, float* c, int ldc,
-                 int cols) {
+void microKernel(int kc, const float* a, int lda, const float* panel, float* c, int ldc, int cols) {
   FB acc[R][2];
   alignas(64) float edge[R][kNr];
   if (cols < kNr) {
@@ -104,7 +103,9 @@ const float* asF32(DType t, const void* src, size_t count, std::vector<float>& b
 
 }  // namespace
 
-bool supportsMma(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+bool supportsMma(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
 
 void mma(DType abType, float* c, const void* a, const void* b, int m, int n, int k) {
   if (!supportsMma(abType) || m <= 0 || n <= 0 || k <= 0) return;

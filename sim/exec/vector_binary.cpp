@@ -92,7 +92,7 @@ void intBinary(BinaryOp op, T* d, const T* a, const Src& b, int64_t n) {
     case BinaryOp::Sub:
       return map2(d, a, b, n, [](const B& x, const B& y) { return x - y; });
     case BinaryOp::Mul:
-      return map2(d, a, b, n, [](const B& x, const B& y) { return x * y; });
+      return map2(d, a, b, n, [](const B& x, const B& y) { return wrappingMul(x, y); });
     case BinaryOp::Max:
       return map2(d, a, b, n, [](const B& x, const B& y) { return xsimd::max(x, y); });
     case BinaryOp::Min:
@@ -154,8 +154,8 @@ void binaryScalar(BinaryOp op, DType t, void* dst, const void* a, uint64_t scala
   } else {
     withIntType(t, [&](auto tag) {
       using T = decltype(tag);
-      intBinary(op, static_cast<T*>(dst), static_cast<const T*>(a), ScalarSrc<T>{scalarAs<T>(scalarBits)},
-                n);
+      intBinary(op, static_cast<T*>(dst), static_cast<const T*>(a),
+                ScalarSrc<T>{scalarAs<T>(scalarBits)}, n);
     });
   }
 }

@@ -33,7 +33,7 @@ uint16_t intToBf16(int64_t v) {
   const uint16_t sign = v < 0 ? 0x8000u : 0u;
   const uint64_t u = v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
   int exp = 63 - __builtin_clzll(u);  // >= 24 here
-  const int shift = exp - 7;           // bf16 keeps 8 significant bits
+  const int shift = exp - 7;          // bf16 keeps 8 significant bits
   uint64_t mant = u >> shift;
   const uint64_t rem = u & ((uint64_t{1} << shift) - 1);
   const uint64_t half = uint64_t{1} << (shift - 1);
@@ -62,6 +62,22 @@ void f32ToI32(int32_t* d, const float* s, int64_t n) {
   for (; i < n; ++i) d[i] = floatToInt<int32_t>(s[i]);  // exact: the same as the bulk
 }
 
+// Clamped in f32 first (x > 0 is false for NaN, which becomes 0), then truncated: the same
+// values as floatToInt<uint8_t>.
+void f32ToU8(uint8_t* d, const float* s, int64_t n) {
+  using FB = Batch<float>;
+  constexpr int64_t kW = kLanes<float>;
+  int64_t i = 0;
+  alignas(64) int32_t lanes[kW];
+  for (; i + kW <= n; i += kW) {
+    const FB x = FB::load_unaligned(s + i);
+    const FB clamped = xsimd::min(xsimd::select(x > FB(0.0f), x, FB(0.0f)), FB(255.0f));
+    xsimd::batch_cast<int32_t>(clamped).store_aligned(lanes);
+    for (int64_t j = 0; j < kW; ++j) d[i + j] = static_cast<uint8_t>(lanes[j]);
+  }
+  for (; i < n; ++i) d[i] = floatToInt<uint8_t>(s[i]);
+}
+
 // Converts n f32 values to type `to` at dst.
 void castFromF32(DType to, void* dst, const float* s, int64_t n) {
   switch (to) {
@@ -77,8 +93,7 @@ void castFromF32(DType to, void* dst, const float* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i) static_cast<int64_t*>(dst)[i] = floatToInt<int64_t>(s[i]);
       return;
     case DType::U8:
-      for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(dst)[i] = floatToInt<uint8_t>(s[i]);
-      return;
+      return f32ToU8(static_cast<uint8_t*>(dst), s, n);
   }
 }
 
@@ -138,9 +153,15 @@ void fillBits(U* d, U v, int64_t n) {
 
 }  // namespace
 
-bool supportsCast(DType from, DType to) { return validType(from) && validType(to); }
-bool supportsFill(DType t) { return validType(t); }
-bool supportsIota(DType t) { return validType(t); }
+bool supportsCast(DType from, DType to) {
+  return validType(from) && validType(to);
+}
+bool supportsFill(DType t) {
+  return validType(t);
+}
+bool supportsIota(DType t) {
+  return validType(t);
+}
 
 void cast(DType from, DType to, void* dst, const void* src, int64_t n) {
   if (!supportsCast(from, to) || n <= 0) return;

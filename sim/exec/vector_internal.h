@@ -28,9 +28,15 @@ constexpr int64_t kLanes = static_cast<int64_t>(Batch<T>::size);
 constexpr int64_t kChunk = 512;
 
 // Local versions of isa.cpp's helpers: this library must not depend on that translation unit.
-inline bool validType(DType t) { return static_cast<int>(t) < isa::kNumDTypes; }
-inline bool isFloatType(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
-inline bool isHalfType(DType t) { return t == DType::F16 || t == DType::BF16; }
+inline bool validType(DType t) {
+  return static_cast<int>(t) < isa::kNumDTypes;
+}
+inline bool isFloatType(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
+inline bool isHalfType(DType t) {
+  return t == DType::F16 || t == DType::BF16;
+}
 inline int elemSize(DType t) {
   switch (t) {
     case DType::F16:
@@ -100,7 +106,9 @@ template <class T, class Src, class F>
 void map2(T* dst, const T* a, const Src& b, int64_t n, F f) {
   constexpr int64_t kW = kLanes<T>;
   int64_t i = 0;
-  for (; i + kW <= n; i += kW) f(Batch<T>::load_unaligned(a + i), b.batch(i)).store_unaligned(dst + i);
+  for (; i + kW <= n; i += kW) {
+    f(Batch<T>::load_unaligned(a + i), b.batch(i)).store_unaligned(dst + i);
+  }
   if (i == n) return;
   alignas(64) T ta[kW] = {};
   alignas(64) T tb[kW] = {};
@@ -175,6 +183,18 @@ inline Batch<float> nanMin(const Batch<float>& a, const Batch<float>& b) {
   Batch<float> r = xsimd::select(a < b, a, b);
   r = xsimd::select(a == b, a | b, r);
   return xsimd::select(xsimd::isnan(a) || xsimd::isnan(b), a + b, r);
+}
+
+// Integer multiply that wraps: on unsigned lanes, because xsimd's scalar fallback (used for
+// 64-bit lanes) multiplies signed values, and signed overflow is undefined in C++.
+template <class T>
+Batch<T> wrappingMul(const Batch<T>& x, const Batch<T>& y) {
+  if constexpr (std::is_signed_v<T>) {
+    using UB = Batch<std::make_unsigned_t<T>>;
+    return xsimd::bitwise_cast<Batch<T>>(xsimd::bitwise_cast<UB>(x) * xsimd::bitwise_cast<UB>(y));
+  } else {
+    return x * y;
+  }
 }
 
 // Calls f(T{}) with T the element type of integer dtype t (i32, i64, u8).

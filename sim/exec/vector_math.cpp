@@ -6,6 +6,8 @@
 
 namespace mimic::exec {
 
-const char* simdArchName() { return detail::Arch::name(); }
+const char* simdArchName() {
+  return detail::Arch::name();
+}
 
 }  // namespace mimic::exec

@@ -46,6 +46,26 @@ void compareTyped(Cond c, uint8_t* d, const T* a, const Src& b, int64_t n) {
   }
 }
 
+// One batch of u8 mask bytes widened to U lanes. xsimd's generic widening load goes through a
+// scalar loop; AVX2 has one-instruction zero extensions.
+template <class U>
+Batch<U> loadMask(const uint8_t* m) {
+#if defined(__AVX2__)
+  if constexpr (sizeof(typename Batch<U>::register_type) == 32 && sizeof(U) > 1) {
+    if constexpr (sizeof(U) == 2) {
+      return Batch<U>(_mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(m))));
+    } else if constexpr (sizeof(U) == 4) {
+      return Batch<U>(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(m))));
+    } else {
+      int32_t four;
+      std::memcpy(&four, m, sizeof four);
+      return Batch<U>(_mm256_cvtepu8_epi64(_mm_cvtsi32_si128(four)));
+    }
+  }
+#endif
+  return xsimd::load_as<U, Arch>(m, xsimd::unaligned_mode{});
+}
+
 // Select moves bits only, so it works on unsigned integers of the element's size.
 template <class U>
 void selectBits(U* d, const uint8_t* m, const U* a, const U* b, int64_t n) {
@@ -53,7 +73,7 @@ void selectBits(U* d, const uint8_t* m, const U* a, const U* b, int64_t n) {
   constexpr int64_t kW = kLanes<U>;
   int64_t i = 0;
   for (; i + kW <= n; i += kW) {
-    const B mask = xsimd::load_as<U, Arch>(m + i, xsimd::unaligned_mode{});
+    const B mask = loadMask<U>(m + i);
     xsimd::select(mask != B(U(0)), B::load_unaligned(a + i), B::load_unaligned(b + i))
         .store_unaligned(d + i);
   }
@@ -97,8 +117,12 @@ void fmaF32(float* d, const float* a, const float* b, const float* c, int64_t n)
 bool supportsCompare(Cond c, DType t) {
   return validType(t) && static_cast<int>(c) <= static_cast<int>(Cond::Ge);
 }
-bool supportsSelect(DType t) { return validType(t); }
-bool supportsFma(DType t) { return validType(t); }
+bool supportsSelect(DType t) {
+  return validType(t);
+}
+bool supportsFma(DType t) {
+  return validType(t);
+}
 
 void compare(Cond c, DType t, uint8_t* dst, const void* a, const void* b, int64_t n) {
   if (!supportsCompare(c, t) || n <= 0) return;
@@ -167,7 +191,8 @@ void fma(DType t, void* dst, const void* a, const void* b, const void* c, int64_
       using T = decltype(tag);
       using B = Batch<T>;
       map3(static_cast<T*>(dst), static_cast<const T*>(a), static_cast<const T*>(b),
-           static_cast<const T*>(c), n, [](const B& x, const B& y, const B& z) { return x * y + z; });
+           static_cast<const T*>(c), n,
+           [](const B& x, const B& y, const B& z) { return wrappingMul(x, y) + z; });
     });
   }
 }

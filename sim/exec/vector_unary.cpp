@@ -12,18 +12,24 @@ using isa::UnaryOp;
 using FB = Batch<float>;
 
 // xsimd's exp flushes results that would be subnormal (x < -87.34) to 0 and overflows from
-// x > 88.38, although f32 goes up to e^88.72. Lanes out there (rare in practice) take libm's
-// double exp, correctly rounded to f32; the decision depends on the value only, so an element's
-// result does not depend on its neighbours.
+// x > 88.38, although f32 goes up to e^88.72. Lanes in those two windows (rare in practice)
+// take libm's double exp, correctly rounded to f32. Beyond them xsimd's 0 and inf are right, so
+// -inf (masked softmax) stays on the fast path. The decision depends on the value only, so an
+// element's result does not depend on its neighbours.
+bool needsLibmExp(float x) {
+  return (x > -104.0f && x < -87.0f) || (x > 88.0f && x < 89.0f);
+}
+
 FB exp(const FB& x) {
-  constexpr float kLo = -87.0f, kHi = 88.0f;
   FB r = xsimd::exp(x);
-  if (xsimd::any((x < FB(kLo)) || (x > FB(kHi)))) {
+  const auto low = (x > FB(-104.0f)) && (x < FB(-87.0f));
+  const auto high = (x > FB(88.0f)) && (x < FB(89.0f));
+  if (xsimd::any(low || high)) {
     alignas(64) float in[kLanes<float>], out[kLanes<float>];
     x.store_aligned(in);
     r.store_aligned(out);
     for (int64_t j = 0; j < kLanes<float>; ++j) {
-      if (in[j] < kLo || in[j] > kHi) out[j] = static_cast<float>(std::exp(double{in[j]}));
+      if (needsLibmExp(in[j])) out[j] = static_cast<float>(std::exp(double{in[j]}));
     }
     r = FB::load_aligned(out);
   }
@@ -105,7 +111,8 @@ void intUnary(UnaryOp op, T* d, const T* s, int64_t n) {
       }
       break;  // the identity for u8
     case UnaryOp::Relu:
-      if constexpr (kSigned) return map1(d, s, n, [](const B& x) { return xsimd::max(x, B(T(0))); });
+      if constexpr (kSigned)
+        return map1(d, s, n, [](const B& x) { return xsimd::max(x, B(T(0))); });
       break;  // the identity for u8
     case UnaryOp::Not:
       if constexpr (kSigned) {

@@ -93,7 +93,7 @@ struct Fixup {
   int line;
 };
 
-struct Label {
+struct LabelDef {
   size_t instr;
   int line;
 };
@@ -143,7 +143,8 @@ class Assembler {
   void defineLabel(std::string_view name) {
     if (!isValidName(name)) fail("bad label name " + quote(name));
     if (!open_) fail("label " + quote(name) + " outside a kernel");
-    auto [it, inserted] = labels_.emplace(std::string(name), Label{current().code.size(), line_});
+    auto [it, inserted] =
+        labels_.emplace(std::string(name), LabelDef{current().code.size(), line_});
     if (!inserted) {
       fail("duplicate label " + quote(name) + " (first defined on line " +
            std::to_string(it->second.line) + ")");
@@ -316,7 +317,7 @@ class Assembler {
   std::vector<std::vector<int>> instrLines_;
   bool open_ = false;
   int line_ = 0;
-  std::map<std::string, Label> labels_;
+  std::map<std::string, LabelDef> labels_;
   std::vector<Fixup> fixups_;
 };
 

@@ -13,23 +13,27 @@ constexpr unsigned kInts = 1u << int(DType::I32) | 1u << int(DType::I64);
 constexpr unsigned kU8 = 1u << int(DType::U8);
 constexpr unsigned kAll = kFloats | kInts | kU8;
 
+// These rules are the ones sim/exec's vector math defines results for (see vector_math.h), so
+// that a validated program never meets an "illegal instruction" fault for its types.
 unsigned unaryTypes(UnaryOp op) {
   switch (op) {
     case UnaryOp::Neg:
     case UnaryOp::Abs:
+    case UnaryOp::Floor:
+    case UnaryOp::Ceil:
+    case UnaryOp::Round:
+    case UnaryOp::Trunc:
     case UnaryOp::Relu:
-      return kFloats | kInts;
-    case UnaryOp::Not:
+      return kAll;
+    case UnaryOp::Not:  // logical for u8, bitwise for integers; no meaning for floats
       return kInts | kU8;
-    default:  // transcendental and rounding functions only make sense on floats
+    default:  // transcendental functions, roots and reciprocals
       return kFloats;
   }
 }
 
 unsigned binaryTypes(BinaryOp op) {
   switch (op) {
-    case BinaryOp::Pow:
-      return kFloats;
     case BinaryOp::And:
     case BinaryOp::Or:
     case BinaryOp::Xor:
@@ -46,11 +50,6 @@ unsigned allowedTypes(Opcode op, uint8_t sub) {
     case Opcode::VBinary:
     case Opcode::VBinaryS:
       return binaryTypes(BinaryOp(sub));
-    case Opcode::VReduce:
-      // A u8 sum would wrap at 255; max and min of a mask are "any" and "all".
-      return ReduceOp(sub) == ReduceOp::Sum ? kFloats | kInts : kAll;
-    case Opcode::VFma:
-      return kFloats | kInts;
     case Opcode::Mma:
       return kFloats;
     case Opcode::AtomicAdd:

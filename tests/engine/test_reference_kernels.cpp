@@ -54,7 +54,10 @@ TEST_F(DriverTest, AddStridedBroadcastsAndFollowsStrides) {
   }
 }
 
-TEST_F(DriverTest, DoubleBufferedAxpyCoversEveryTile) {
+class PipelinedAxpyTest : public DriverTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(PipelinedAxpyTest, CoversEveryTile) {
+  const int depth = GetParam();
   const uint32_t tile = 1024, tilesPerWorkgroup = 4;
   const int64_t n = tile * tilesPerWorkgroup * 3 + tile * 2;  // the last chunk is partial
   std::vector<float> x = randomFloats(n, 3), y = randomFloats(n, 4);
@@ -66,11 +69,13 @@ TEST_F(DriverTest, DoubleBufferedAxpyCoversEveryTile) {
     void *y, *x;
     int64_t n, alpha;
   } args{dy, dx, n, alphaBits};
-  ASSERT_OK(mimicLaunchKernel(load(mimic::kernels::axpyDoubleBuffered(tile, tilesPerWorkgroup)),
+  ASSERT_OK(mimicLaunchKernel(load(mimic::kernels::axpyPipelined(tile, tilesPerWorkgroup, depth)),
                               {4, 1, 1}, &args, sizeof args, nullptr));
   std::vector<float> out = download(dy, n);
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], alpha * x[i] + y[i]) << i;
 }
+
+INSTANTIATE_TEST_SUITE_P(Depths, PipelinedAxpyTest, ::testing::Values(2, 3));
 
 TEST_F(DriverTest, RowSumReducesEveryRow) {
   const int64_t rows = 20, cols = 1000;

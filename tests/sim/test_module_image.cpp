@@ -5,6 +5,7 @@
 #include <functional>
 #include <random>
 
+#include "sim/exec/vector_math.h"
 #include "sim/isa/assembler.h"
 #include "sim/isa/disassembler.h"
 #include "sim/isa/mnemonics.h"
@@ -384,6 +385,42 @@ TEST(ValidateTest, ErrorsCarryTheirLocation) {
   }
 }
 
+// The validator and the interpreter's vector math must agree, or a valid program could fault.
+TEST(ValidateTest, TypeRulesMatchTheVectorMath) {
+  for (int t = 0; t < kNumDTypes; ++t) {
+    const DType type = DType(t);
+    for (int op = 0; op < subCount(SubKind::Unary); ++op) {
+      EXPECT_EQ(typeAllowed(Opcode::VUnary, uint8_t(op), type),
+                exec::supportsUnary(UnaryOp(op), type))
+          << subName(SubKind::Unary, uint8_t(op)) << "." << dtypeName(type);
+    }
+    for (int op = 0; op < subCount(SubKind::Binary); ++op) {
+      for (Opcode o : {Opcode::VBinary, Opcode::VBinaryS}) {
+        EXPECT_EQ(typeAllowed(o, uint8_t(op), type), exec::supportsBinary(BinaryOp(op), type))
+            << subName(SubKind::Binary, uint8_t(op)) << "." << dtypeName(type);
+      }
+    }
+    for (int op = 0; op < subCount(SubKind::Cond); ++op) {
+      EXPECT_EQ(typeAllowed(Opcode::VCmp, uint8_t(op), type),
+                exec::supportsCompare(Cond(op), type));
+      EXPECT_EQ(typeAllowed(Opcode::VCmpS, uint8_t(op), type),
+                exec::supportsCompare(Cond(op), type));
+    }
+    for (int op = 0; op < subCount(SubKind::Reduce); ++op) {
+      EXPECT_EQ(typeAllowed(Opcode::VReduce, uint8_t(op), type),
+                exec::supportsReduce(ReduceOp(op), type));
+    }
+    EXPECT_EQ(typeAllowed(Opcode::VFma, 0, type), exec::supportsFma(type));
+    EXPECT_EQ(typeAllowed(Opcode::VSelect, 0, type), exec::supportsSelect(type));
+    EXPECT_EQ(typeAllowed(Opcode::VFill, 0, type), exec::supportsFill(type));
+    EXPECT_EQ(typeAllowed(Opcode::VIota, 0, type), exec::supportsIota(type));
+    EXPECT_EQ(typeAllowed(Opcode::Mma, 0, type), exec::supportsMma(type));
+    for (int t2 = 0; t2 < kNumDTypes; ++t2) {
+      EXPECT_EQ(typeAllowed(Opcode::VCast, 0, type), exec::supportsCast(type, DType(t2)));
+    }
+  }
+}
+
 TEST(ValidateTest, Rules) {
   EXPECT_TRUE(isValidName("_a.b9"));
   EXPECT_FALSE(isValidName("9a"));
@@ -391,7 +428,8 @@ TEST(ValidateTest, Rules) {
   EXPECT_FALSE(isValidName(""));
   EXPECT_TRUE(typeAllowed(Opcode::VUnary, uint8_t(UnaryOp::Not), DType::U8));
   EXPECT_FALSE(typeAllowed(Opcode::VUnary, uint8_t(UnaryOp::Not), DType::F32));
-  EXPECT_FALSE(typeAllowed(Opcode::VBinary, uint8_t(BinaryOp::Pow), DType::I32));
+  EXPECT_TRUE(typeAllowed(Opcode::VBinary, uint8_t(BinaryOp::Pow), DType::I32));
+  EXPECT_FALSE(typeAllowed(Opcode::VUnary, uint8_t(UnaryOp::Exp), DType::I64));
   EXPECT_FALSE(typeAllowed(Opcode::VBinary, uint8_t(BinaryOp::And), DType::F16));
   EXPECT_TRUE(typeAllowed(Opcode::AtomicAdd, 0, DType::I32));
   EXPECT_FALSE(typeAllowed(Opcode::AtomicAdd, 0, DType::F16));

@@ -41,7 +41,9 @@ int typeSize(DType t) {
   static const int kSizes[] = {4, 2, 2, 4, 8, 1};
   return kSizes[static_cast<int>(t)];
 }
-bool isFloatT(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+bool isFloatT(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
 
 // ---- Reference float formats ----------------------------------------------------------------
 
@@ -63,7 +65,8 @@ long double magnitude(const Format& f, uint32_t bits) {
   const uint32_t e = bits >> f.mant;
   const uint32_t m = bits & ((1u << f.mant) - 1);
   if (e == 0) return std::ldexp(static_cast<long double>(m), 1 - bias - f.mant);
-  return std::ldexp(static_cast<long double>((1u << f.mant) + m), static_cast<int>(e) - bias - f.mant);
+  return std::ldexp(static_cast<long double>((1u << f.mant) + m),
+                    static_cast<int>(e) - bias - f.mant);
 }
 
 long double decodeFloat(DType t, uint64_t bits) {
@@ -103,7 +106,9 @@ uint64_t roundTo(DType t, long double v) {
   return sign | r;
 }
 
-uint64_t encodeFloat(DType t, float f) { return roundTo(t, f); }
+uint64_t encodeFloat(DType t, float f) {
+  return roundTo(t, f);
+}
 
 int64_t decodeInt(DType t, uint64_t bits) {
   if (t == DType::I32) return static_cast<int32_t>(static_cast<uint32_t>(bits));
@@ -153,7 +158,9 @@ class Row {
     std::memcpy(&v, buf_.data() + start_ + i * size_, size_);
     return v;
   }
-  void set(int64_t i, uint64_t bits) { std::memcpy(buf_.data() + start_ + i * size_, &bits, size_); }
+  void set(int64_t i, uint64_t bits) {
+    std::memcpy(buf_.data() + start_ + i * size_, &bits, size_);
+  }
   long double value(int64_t i) const { return decodeFloat(t_, get(i)); }
   int64_t integer(int64_t i) const { return decodeInt(t_, get(i)); }
   bool guardsIntact() const {
@@ -204,11 +211,36 @@ std::string show(DType t, uint64_t bits) {
 // ---- Inputs ---------------------------------------------------------------------------------
 
 const std::vector<float>& floatSpecials() {
-  static const std::vector<float> v = {
-      0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 3.0f, 0.001f, -7.25f,
-      100.0f, -100.0f, 65504.0f, 65520.0f, 1e30f, -1e30f, std::numeric_limits<float>::max(),
-      std::numeric_limits<float>::min(), std::numeric_limits<float>::denorm_min(), -1e-40f,
-      6e-8f, 8388609.0f, 0.49999997f, kInf, -kInf, kNaN, -kNaN};
+  static const std::vector<float> v = {0.0f,
+                                       -0.0f,
+                                       1.0f,
+                                       -1.0f,
+                                       0.5f,
+                                       -0.5f,
+                                       1.5f,
+                                       -1.5f,
+                                       2.5f,
+                                       -2.5f,
+                                       3.0f,
+                                       0.001f,
+                                       -7.25f,
+                                       100.0f,
+                                       -100.0f,
+                                       65504.0f,
+                                       65520.0f,
+                                       1e30f,
+                                       -1e30f,
+                                       std::numeric_limits<float>::max(),
+                                       std::numeric_limits<float>::min(),
+                                       std::numeric_limits<float>::denorm_min(),
+                                       -1e-40f,
+                                       6e-8f,
+                                       8388609.0f,
+                                       0.49999997f,
+                                       kInf,
+                                       -kInf,
+                                       kNaN,
+                                       -kNaN};
   return v;
 }
 
@@ -575,8 +607,8 @@ TEST(VectorMath, Unary) {
           const Row in = src;
           Row& out = inPlace ? src : dst;
           unary(u, t, out.data(), src.data(), n);
-          Mismatches m(std::string("unary ") + std::to_string(op) + " " + typeName(t) + " n=" +
-                       std::to_string(n) + (inPlace ? " in place" : ""));
+          Mismatches m(std::string("unary ") + std::to_string(op) + " " + typeName(t) +
+                       " n=" + std::to_string(n) + (inPlace ? " in place" : ""));
           for (int64_t i = 0; i < n; ++i) {
             uint64_t want;
             int64_t tol = 0;
@@ -584,12 +616,14 @@ TEST(VectorMath, Unary) {
               want = roundTo(t, refUnaryF32(u, static_cast<float>(in.value(i))));
               // An f32 result within bound ULPs may round to a neighbour in f16/bf16.
               if (isApproximate(u)) tol = t == DType::F32 ? ulpBound(u) : 1;
-              m.check(floatMatches(t, out.get(i), want, tol), i,
-                      show(t, in.get(i)) + " -> " + show(t, out.get(i)) + ", want " + show(t, want));
+              m.check(
+                  floatMatches(t, out.get(i), want, tol), i,
+                  show(t, in.get(i)) + " -> " + show(t, out.get(i)) + ", want " + show(t, want));
             } else {
               want = refUnaryInt(u, t, in.integer(i));
-              m.check(out.get(i) == want, i,
-                      show(t, in.get(i)) + " -> " + show(t, out.get(i)) + ", want " + show(t, want));
+              m.check(
+                  out.get(i) == want, i,
+                  show(t, in.get(i)) + " -> " + show(t, out.get(i)) + ", want " + show(t, want));
             }
           }
           EXPECT_TRUE(out.guardsIntact());
@@ -652,9 +686,9 @@ TEST(VectorMath, TranscendentalAccuracy) {
     float lo, hi;
   };
   const Case cases[] = {
-      {UnaryOp::Exp, "exp", -103.0f, 88.8f},     {UnaryOp::Log, "log", 0.0f, 3.4e38f},
-      {UnaryOp::Tanh, "tanh", -20.0f, 20.0f},    {UnaryOp::Sigmoid, "sigmoid", -105.0f, 30.0f},
-      {UnaryOp::Erf, "erf", -6.0f, 6.0f},        {UnaryOp::Sin, "sin", -10000.0f, 10000.0f},
+      {UnaryOp::Exp, "exp", -103.0f, 88.8f},      {UnaryOp::Log, "log", 0.0f, 3.4e38f},
+      {UnaryOp::Tanh, "tanh", -20.0f, 20.0f},     {UnaryOp::Sigmoid, "sigmoid", -105.0f, 30.0f},
+      {UnaryOp::Erf, "erf", -6.0f, 6.0f},         {UnaryOp::Sin, "sin", -10000.0f, 10000.0f},
       {UnaryOp::Cos, "cos", -10000.0f, 10000.0f}, {UnaryOp::Rsqrt, "rsqrt", 0.0f, 3.4e38f},
   };
   std::mt19937_64 rng(3);
@@ -676,8 +710,8 @@ TEST(VectorMath, TranscendentalAccuracy) {
     int64_t worst = 0;
     float worstX = 0;
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t d = ulpDistance(DType::F32, floatToBits(y[i]),
-                                    floatToBits(refUnaryF32(c.op, x[i])));
+      const int64_t d =
+          ulpDistance(DType::F32, floatToBits(y[i]), floatToBits(refUnaryF32(c.op, x[i])));
       if (d > worst) {
         worst = d;
         worstX = x[i];
@@ -720,10 +754,10 @@ TEST(VectorMath, Binary) {
           Mismatches m(std::string("binary ") + std::to_string(op) + " " + typeName(t) +
                        " n=" + std::to_string(n) + " mode " + std::to_string(mode));
           for (int64_t i = 0; i < n; ++i) {
-            const uint64_t want =
-                isFloatT(t) ? roundTo(t, refBinaryF32(b, static_cast<float>(in.value(i)),
-                                                     static_cast<float>(y.value(i))))
-                           : refBinaryInt(b, t, in.integer(i), y.integer(i));
+            const uint64_t want = isFloatT(t)
+                                      ? roundTo(t, refBinaryF32(b, static_cast<float>(in.value(i)),
+                                                                static_cast<float>(y.value(i))))
+                                      : refBinaryInt(b, t, in.integer(i), y.integer(i));
             const bool ok = isFloatT(t) ? floatMatches(t, out.get(i), want) : out.get(i) == want;
             m.check(ok, i,
                     show(t, in.get(i)) + " op " + show(t, y.get(i)) + " -> " + show(t, out.get(i)) +
@@ -805,9 +839,9 @@ TEST(VectorMath, Fma) {
           want = roundTo(t, std::fma(static_cast<float>(a.value(i)), static_cast<float>(b.value(i)),
                                      static_cast<float>(c.value(i))));
         } else {
-          want = encodeInt(t, static_cast<uint64_t>(a.integer(i)) *
-                                      static_cast<uint64_t>(b.integer(i)) +
-                                  static_cast<uint64_t>(c.integer(i)));
+          want = encodeInt(
+              t, static_cast<uint64_t>(a.integer(i)) * static_cast<uint64_t>(b.integer(i)) +
+                     static_cast<uint64_t>(c.integer(i)));
         }
         const bool ok = isFloatT(t) ? floatMatches(t, dst.get(i), want) : dst.get(i) == want;
         m.check(ok, i, show(t, dst.get(i)) + ", want " + show(t, want));
@@ -863,7 +897,7 @@ TEST(VectorMath, Compare) {
                        " n=" + std::to_string(n) + (scalarMode ? " scalar" : ""));
           for (int64_t i = 0; i < n; ++i) {
             const bool want = isFloatT(t) ? refCompare(cond, a.value(i), b.value(i))
-                                         : refCompare(cond, a.integer(i), b.integer(i));
+                                          : refCompare(cond, a.integer(i), b.integer(i));
             m.check(dst.get(i) == (want ? 1u : 0u), i,
                     show(t, a.get(i)) + " vs " + show(t, b.get(i)) + " -> " +
                         std::to_string(dst.get(i)));
@@ -883,13 +917,15 @@ TEST(VectorMath, CastAllPairs) {
         Row src(from, n), dst(to, n, 2);
         fillInputs({&src}, rng, 1e6f);
         // Values at the edges of every target range, and integers that round twice via f32.
-        const double edges[] = {255.0,        255.9,         256.0,       -0.9,
-                                -1.0,         2147483520.0,  2147483648.0, -2147483648.0,
-                                -2147483904.0, 9.3e18,       -9.3e18,     65519.0,
-                                65520.0,      16777217.0,    1e10,        -129.5};
-        const int64_t intEdges[] = {16777217,        16842753,  // 2^24 + 2^16 + 1
-                                    -16842753,       (int64_t{1} << 40) + (int64_t{1} << 32) + 1,
-                                    INT64_MAX,       INT64_MIN, 65519, 65520, 300, -300};
+        const double edges[] = {255.0,         255.9,        256.0,        -0.9,
+                                -1.0,          2147483520.0, 2147483648.0, -2147483648.0,
+                                -2147483904.0, 9.3e18,       -9.3e18,      65519.0,
+                                65520.0,       16777217.0,   1e10,         -129.5};
+        const int64_t intEdges[] = {16777217,  16842753,  // 2^24 + 2^16 + 1
+                                    -16842753, (int64_t{1} << 40) + (int64_t{1} << 32) + 1,
+                                    INT64_MAX, INT64_MIN,
+                                    65519,     65520,
+                                    300,       -300};
         for (int64_t i = 0; i < n && i < 16; ++i) {
           const int64_t p = static_cast<int64_t>(rng() % n);
           if (isFloatT(from)) {
@@ -910,9 +946,9 @@ TEST(VectorMath, CastAllPairs) {
             ok = isNaNBits(to, dst.get(i)) && (dst.get(i) >> (f.mant - 1) & 1) &&
                  (dst.get(i) >> f.signShift()) == (want >> f.signShift());
           }
-          m.check(ok, i,
-                  show(from, src.get(i)) + " -> " + show(to, dst.get(i)) + ", want " +
-                      show(to, want));
+          m.check(
+              ok, i,
+              show(from, src.get(i)) + " -> " + show(to, dst.get(i)) + ", want " + show(to, want));
         }
         EXPECT_TRUE(dst.guardsIntact());
       }
@@ -934,7 +970,7 @@ TEST(VectorMath, Reduce) {
             for (int64_t i = 0; i < n; ++i) {
               const int64_t v = static_cast<int64_t>(rng() % 5);
               src.set(i, isFloatT(t) ? encodeFloat(t, static_cast<float>(v))
-                                    : encodeInt(t, static_cast<uint64_t>(v)));
+                                     : encodeInt(t, static_cast<uint64_t>(v)));
             }
           }
           Row dst(arg ? DType::I64 : t, 1, 1);
@@ -952,8 +988,8 @@ TEST(VectorMath, Reduce) {
                 }
               } else {
                 const int64_t v = src.integer(i);
-                if (best < 0 || (r == ReduceOp::ArgMax ? v > src.integer(best)
-                                                       : v < src.integer(best))) {
+                if (best < 0 ||
+                    (r == ReduceOp::ArgMax ? v > src.integer(best) : v < src.integer(best))) {
                   best = i;
                 }
               }
@@ -985,8 +1021,8 @@ TEST(VectorMath, Reduce) {
           }
           const DType rt = arg ? DType::I64 : t;
           const bool ok = isFloatT(rt) ? floatMatches(rt, dst.get(0), want) : dst.get(0) == want;
-          EXPECT_TRUE(ok) << "reduce " << op << " " << typeName(t) << " n=" << n << " data "
-                          << data << ": " << show(rt, dst.get(0)) << ", want " << show(rt, want);
+          EXPECT_TRUE(ok) << "reduce " << op << " " << typeName(t) << " n=" << n << " data " << data
+                          << ": " << show(rt, dst.get(0)) << ", want " << show(rt, want);
           EXPECT_TRUE(dst.guardsIntact());
         }
       }
@@ -1094,8 +1130,8 @@ TEST(Half, NarrowingRoundsToNearestEven) {
     for (uint32_t b = 0; b < f.infBits(); ++b) {
       const long double lo = magnitude(f, b), hi = magnitude(f, b + 1);
       const float mid = static_cast<float>((lo + hi) / 2);  // exact in f32
-      for (float v : {static_cast<float>(lo), mid, std::nextafter(mid, 0.0f),
-                      std::nextafter(mid, kInf)}) {
+      for (float v :
+           {static_cast<float>(lo), mid, std::nextafter(mid, 0.0f), std::nextafter(mid, kInf)}) {
         in.push_back(v);
         in.push_back(-v);
       }
@@ -1127,10 +1163,10 @@ TEST(Half, NarrowingRoundsToNearestEven) {
   }
   EXPECT_EQ(f32ToF16(65504.0f), 0x7BFF);
   EXPECT_EQ(f32ToF16(65519.0f), 0x7BFF);
-  EXPECT_EQ(f32ToF16(65520.0f), 0x7C00);       // the tie above the largest value: inf
-  EXPECT_EQ(f32ToF16(0x1p-24f), 0x0001);       // smallest subnormal
-  EXPECT_EQ(f32ToF16(0x1p-25f), 0x0000);       // tie between 0 and it: even
-  EXPECT_EQ(f32ToF16(0x1.8p-24f), 0x0002);     // tie between 1 and 2 units: even
+  EXPECT_EQ(f32ToF16(65520.0f), 0x7C00);    // the tie above the largest value: inf
+  EXPECT_EQ(f32ToF16(0x1p-24f), 0x0001);    // smallest subnormal
+  EXPECT_EQ(f32ToF16(0x1p-25f), 0x0000);    // tie between 0 and it: even
+  EXPECT_EQ(f32ToF16(0x1.8p-24f), 0x0002);  // tie between 1 and 2 units: even
   EXPECT_EQ(f32ToF16(-0.0f), 0x8000);
   EXPECT_EQ(f32ToF16(1.0f + 0x1p-11f), 0x3C00);  // tie: even
   EXPECT_EQ(f32ToF16(1.0f + 0x1.8p-10f), 0x3C02);
@@ -1142,7 +1178,9 @@ TEST(Half, NarrowingRoundsToNearestEven) {
 // ---- Matrix multiply ------------------------------------------------------------------------
 
 // Whether the build's multiply-adds are fused (the library documents: with hardware FMA).
-bool fusedBuild() { return std::string(simdArchName()).find("fma") != std::string::npos; }
+bool fusedBuild() {
+  return std::string(simdArchName()).find("fma") != std::string::npos;
+}
 
 void checkMma(DType t, int m, int n, int k, std::mt19937_64& rng) {
   Row a(t, int64_t{m} * k), b(t, int64_t{k} * n, 3);
@@ -1179,7 +1217,7 @@ void checkMma(DType t, int m, int n, int k, std::mt19937_64& rng) {
 
 TEST(Matrix, MmaMatchesOrderedReference) {
   std::mt19937_64 rng(13);
-  const int shapes[][3] = {{1, 1, 1},   {1, 17, 3},  {7, 9, 5},    {6, 16, 256}, {13, 37, 300},
+  const int shapes[][3] = {{1, 1, 1},    {1, 17, 3},  {7, 9, 5},    {6, 16, 256}, {13, 37, 300},
                            {64, 64, 64}, {5, 3, 600}, {33, 100, 7}, {2, 1, 513}};
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
     for (const auto& s : shapes) checkMma(t, s[0], s[1], s[2], rng);
