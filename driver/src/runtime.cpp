@@ -71,7 +71,19 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
                                "' with other settings; one process holds one simulation");
     }
     sim::SystemConfig config = sim::SystemConfig::read(chosen);
-    globalRuntime.store(new Runtime(config, identity), std::memory_order_release);
+    int hostThreads = 0;
+    const std::string threads = environment("MIMIC_HOST_THREADS");
+    if (!threads.empty()) {
+      char* end = nullptr;
+      long value = std::strtol(threads.c_str(), &end, 10);
+      if (*end != '\0' || value < 1 || value > 4096) {
+        return recordFailure(function, MIMIC_ERROR_INVALID_CONFIG_VALUE,
+                             "MIMIC_HOST_THREADS must be a whole number from 1 to 4096, not '" +
+                                 threads + "'");
+      }
+      hostThreads = static_cast<int>(value);
+    }
+    globalRuntime.store(new Runtime(config, identity, hostThreads), std::memory_order_release);
   } catch (const sim::ConfigError& e) {
     return recordFailure(function, configErrorResult(e), e.what());
   } catch (const std::exception& e) {
@@ -81,8 +93,12 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
   return MIMIC_SUCCESS;
 }
 
-Runtime::Runtime(const sim::SystemConfig& config, std::string identity)
+Runtime::Runtime(const sim::SystemConfig& config, std::string identity, int hostThreads)
     : sim_(std::make_unique<sim::Simulator>(config)), identity_(std::move(identity)) {
+  if (hostThreads > 0) {
+    hostThreads_ = std::make_unique<tbb::global_control>(
+        tbb::global_control::max_allowed_parallelism, static_cast<size_t>(hostThreads));
+  }
   const int hwQueues = config.commandProcessor.hwQueues;
   for (int d = 0; d < config.numDevices; ++d) {
     auto state = std::make_unique<DeviceState>();

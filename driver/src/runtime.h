@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <tbb/global_control.h>
+
 #include "errors.h"
 #include "handle_table.h"
 #include "mimic/mimic.h"
@@ -113,9 +115,12 @@ class Runtime {
   int deviceOfAddress(const void* pointer);
 
  private:
-  Runtime(const sim::SystemConfig& config, std::string identity);
+  Runtime(const sim::SystemConfig& config, std::string identity, int hostThreads);
   void observeFaults();
 
+  // Caps the host worker threads that run kernels (MIMIC_HOST_THREADS); results and simulated
+  // time do not depend on it, only wall time does.
+  std::unique_ptr<tbb::global_control> hostThreads_;
   std::unique_ptr<sim::Simulator> sim_;
   std::string identity_;  // preset and overrides, to compare repeated initialisations
   std::vector<std::unique_ptr<DeviceState>> devices_;
