@@ -1,6 +1,5 @@
 #include "kernel_launch.h"
 
-#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
 #include <vector>
@@ -11,6 +10,14 @@ namespace {
 // Workgroups run in chunks: results of one chunk are merged in workgroup order before the
 // next starts, which bounds memory and keeps merging deterministic.
 constexpr uint64_t kChunk = 1024;
+
+// Each host thread keeps one scratchpad for every launch: allocating it per launch would cost
+// more than a small kernel does.
+uint8_t* threadScratchpad(uint64_t bytes) {
+  thread_local std::vector<uint8_t> scratchpad;
+  if (scratchpad.size() < bytes) scratchpad.resize(bytes);
+  return scratchpad.data();
+}
 
 exec::Dim3 workgroupId(uint64_t index, exec::Dim3 grid) {
   return {static_cast<uint32_t>(index % grid.x), static_cast<uint32_t>(index / grid.x % grid.y),
@@ -25,17 +32,20 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
   result.launch = std::make_shared<sim::KernelLaunch>();
   sim::KernelLaunch& launch = *result.launch;
   const uint64_t total = uint64_t(grid.x) * grid.y * grid.z;
-  tbb::enumerable_thread_specific<std::vector<uint8_t>> scratchpads(
-      [&] { return std::vector<uint8_t>(scratchpadBytes); });
   std::vector<exec::WorkgroupResult> chunk;
   for (uint64_t first = 0; first < total && result.fault.kind == exec::FaultKind::None;
        first += kChunk) {
     const uint64_t count = std::min(kChunk, total - first);
-    chunk.assign(count, exec::WorkgroupResult{});
-    tbb::parallel_for(uint64_t(0), count, [&](uint64_t i) {
-      executor.run(fn, args, grid, workgroupId(first + i, grid), scratchpads.local().data(),
-                   chunk[i]);
-    });
+    chunk.resize(count);
+    auto runOne = [&](uint64_t i) {
+      executor.run(fn, args, grid, workgroupId(first + i, grid),
+                   threadScratchpad(scratchpadBytes), chunk[i]);
+    };
+    if (count == 1) {
+      runOne(0);  // not worth waking the worker threads
+    } else {
+      tbb::parallel_for(uint64_t(0), count, runOne);
+    }
     for (exec::WorkgroupResult& wg : chunk) {
       launch.counters.add(wg.counters);
       executor.applyAtomics(wg.atomics);
