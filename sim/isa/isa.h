@@ -38,7 +38,8 @@
 //   WaitAll             waits for every DMA of this workgroup
 //   VShape  ra, rb, rc, rd   later vector instructions work on ra rows; row strides in bytes:
 //                            rb for the destination, rc for the first source, rd for the
-//                            others. The default is one row.
+//                            others. The default is one row. (Note rd comes last here: it is
+//                            the "other sources" stride, not a destination.)
 //   VUnary  rd, ra, rc       v[rd] = <sub:UnaryOp>(v[ra]), rc elements per row, of `type`
 //   VBinary rd, ra, rb, rc   v[rd] = v[ra] <sub:BinaryOp> v[rb]
 //   VBinaryS rd, ra, rb, rc  v[rd] = v[ra] <sub> scalar (the low bits of rb, or imm, read as
@@ -51,13 +52,26 @@
 //   VReduce rd, ra, rc       per row: v[rd] = <sub:ReduceOp> of rc elements of v[ra];
 //                            Sum/Max/Min give `type`, ArgMax/ArgMin give i64
 //   VFill   rd, rb, rc       v[rd] = scalar (low bits of rb, or imm, as `type`), rc elements
-//   VIota   rd, rb, rc       v[rd][i] = i (converted to `type`), rc elements
+//   VIota   rd, rc           v[rd][i] = i (converted to `type`, so f16 saturates to inf from
+//                            65520 and u8 wraps), rc elements
 //   MShape  ra, rb, rc       later Mma instructions use M=ra, N=rb, K=rc
 //   Mma     rd, ra, rb       f32 C[M x N] at v[rd] += A[M x K] at v[ra] times B[K x N] at v[rb];
 //                            A and B are `type` (f32, f16 or bf16), all row-major, dense
 //   Barrier             waits for every pipe of this workgroup to drain
 //   AtomicAdd ra, rb, rc     HBM[ra] += v[rb] elementwise, rc elements of `type`
-//                            (f32, i32, i64), applied atomically
+//                            (f32, i32, i64), applied atomically; the atomics of a launch
+//                            are applied in workgroup order, so results are deterministic
+//
+// Rules every valid program obeys (sim/isa/validate.h checks them at assembly and load):
+//   - fields an opcode does not use are zero, so every program has one text form and one image;
+//   - the element types an opcode allows are those of isa::typeAllowed (validate.h), which
+//     match the vector math (sim/exec/vector_math.h documents each operation's semantics:
+//     float Rem is C fmod, empty reductions give 0 / lowest / highest / index -1, ...);
+//   - branch targets are instructions of the function; running past the last one exits;
+//   - a scalar immediate holds an i32 sign-extended, u8 and float bits zero-extended.
+// Faults at run time: HBM ranges outside one live allocation, scratchpad ranges outside the
+// scratchpad, operands or row strides not aligned to their element size, scratchpad touched
+// while a DMA into it (or a store out of it, for writes) is in flight, and the watchdog.
 #pragma once
 
 #include <cstdint>
