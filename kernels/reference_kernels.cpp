@@ -216,6 +216,20 @@ isa::Function rowSum(uint32_t rowsPerWorkgroup, uint32_t colTile) {
   return k.finish();
 }
 
+isa::Function vectorSpin(uint32_t elements) {
+  KernelBuilder k("vector_spin", 1);
+  Reg iterations = k.arg(0), buffer = k.li(0), count = k.li(elements);
+  k.fill(DType::F32, buffer, 1.0, count);
+  isa::Label loop = k.label(), done = k.label();
+  k.brz(iterations, done);
+  k.bind(loop);
+  k.binaryScalar(BinaryOp::Mul, DType::F32, buffer, buffer, 1.0, count);
+  k.alu(ScalarOp::Sub, iterations, iterations, 1);
+  k.brnz(iterations, loop);
+  k.bind(done);
+  return k.finish();
+}
+
 isa::Function gemm(uint32_t tile) {
   KernelBuilder k("gemm", 6);
   // Registers are scarce here: arguments are released once used, and c is read again at the end.

@@ -25,6 +25,10 @@ isa::Function axpyPipelined(uint32_t tile, uint32_t tilesPerWorkgroup, int depth
 // Grid: (ceil(rows / rowsPerWorkgroup), 1, 1). Args: out, in, rows, cols.
 isa::Function rowSum(uint32_t rowsPerWorkgroup, uint32_t colTile);
 
+// Compute only, no memory traffic: fills `elements` f32 of scratchpad, then multiplies them by
+// 1.0 `iterations` times. Grid: any. Args: iterations.
+isa::Function vectorSpin(uint32_t elements);
+
 // c = a x b for f32 row-major matrices, a: m x k, b: k x n, c: m x n. Each workgroup computes
 // one tile x tile block of c with the matrix pipe, double-buffering the a and b tiles along k.
 // Edges need not be multiples of the tile. Grid: (ceil(n / tile), ceil(m / tile), 1).

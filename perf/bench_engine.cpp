@@ -151,20 +151,7 @@ void gemm(mimicQueue q) {
 void simulationSpeed(mimicQueue q) {
   mimicDeviceProperties p;
   MIMIC_CHECK(mimicDeviceGetProperties(0, &p));
-  mimicFunction spin = load(mimic::isa::assemble(R"(
-.kernel spin 8
-  arg s1, 0
-  li s2, 0
-  li s3, 4096
-  vfill.f32 s2, #1.0, s3
-loop:
-  vbins.mul.f32 s2, s2, #1.0, s3
-  salu.sub s1, s1, #1
-  brnz s1, loop
-  exit
-.end
-)"),
-                            "spin");
+  mimicFunction spin = load({{mimic::kernels::vectorSpin(4096)}}, "vector_spin");
   int64_t iterations = 2000;
   auto t0 = Clock::now();
   MIMIC_CHECK(mimicLaunchKernel(spin, {uint32_t(p.computeUnits) * 4, 1, 1}, &iterations, 8, q));

@@ -70,16 +70,8 @@ uint64_t CostModel::cycles(const isa::Instr& instr, uint64_t elements, uint64_t 
     case Opcode::VBinaryS:
       return groups *
              (isComplexBinary(isa::BinaryOp(instr.sub)) ? vectorComplexCycles : vectorCycles);
-    case Opcode::VFma:
-    case Opcode::VSelect:
-    case Opcode::VCmp:
-    case Opcode::VCmpS:
-    case Opcode::VCast:
-    case Opcode::VReduce:
-    case Opcode::VFill:
-    case Opcode::VIota:
-    case Opcode::AtomicAdd:
-      return groups * vectorCycles;
+    case Opcode::VShape:
+      return scalarCycles;
     case Opcode::Mma: {
       const uint64_t rate =
           instr.type == isa::DType::F32 ? matrixF32MacsPerCycle : matrixF16MacsPerCycle;
@@ -89,7 +81,7 @@ uint64_t CostModel::cycles(const isa::Instr& instr, uint64_t elements, uint64_t 
     case Opcode::DmaStore:
       return dmaIssueCycles;
     default:
-      return scalarCycles;
+      return isa::pipeOf(instr.op) == isa::Pipe::Vector ? groups * vectorCycles : scalarCycles;
   }
 }
 

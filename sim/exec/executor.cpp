@@ -438,7 +438,7 @@ void Workgroup::vector(const Instr& in) {
       break;
     }
     case Opcode::VFma: {
-      if (!isa::isFloat(t)) unsupported("fma");
+      if (!supportsFma(t)) unsupported("fma");
       n = s(in.re);
       flopsPerElement = 2;
       uint8_t* d = dst(n, e);

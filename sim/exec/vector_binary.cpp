@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "sim/exec/vector_internal.h"
+#include "sim/isa/validate.h"
 #include "sim/exec/vector_math.h"
 
 namespace mimic::exec {
@@ -119,9 +120,8 @@ void intBinary(BinaryOp op, T* d, const T* a, const Src& b, int64_t n) {
 }  // namespace
 
 bool supportsBinary(BinaryOp op, DType t) {
-  if (!validType(t) || static_cast<int>(op) > static_cast<int>(BinaryOp::Rem)) return false;
-  if (isFloatType(t)) return op != BinaryOp::And && op != BinaryOp::Or && op != BinaryOp::Xor;
-  return true;
+  return static_cast<int>(op) <= static_cast<int>(BinaryOp::Rem) &&
+         isa::typeAllowed(isa::Opcode::VBinary, static_cast<uint8_t>(op), t);
 }
 
 void binary(BinaryOp op, DType t, void* dst, const void* a, const void* b, int64_t n) {

@@ -27,29 +27,10 @@ constexpr int64_t kLanes = static_cast<int64_t>(Batch<T>::size);
 // staged operands stay in L1).
 constexpr int64_t kChunk = 512;
 
-// Local versions of isa.cpp's helpers: this library must not depend on that translation unit.
-inline bool validType(DType t) {
-  return static_cast<int>(t) < isa::kNumDTypes;
-}
-inline bool isFloatType(DType t) {
-  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
-}
-inline bool isHalfType(DType t) {
-  return t == DType::F16 || t == DType::BF16;
-}
-inline int elemSize(DType t) {
-  switch (t) {
-    case DType::F16:
-    case DType::BF16:
-      return 2;
-    case DType::I64:
-      return 8;
-    case DType::U8:
-      return 1;
-    default:
-      return 4;
-  }
-}
+inline bool validType(DType t) { return static_cast<int>(t) < isa::kNumDTypes; }
+inline bool isFloatType(DType t) { return isa::isFloat(t); }
+inline bool isHalfType(DType t) { return t == DType::F16 || t == DType::BF16; }
+inline int elemSize(DType t) { return isa::dtypeSize(t); }
 
 inline float halfToFloat(DType t, uint16_t h) {
   return t == DType::F16 ? f16ToF32(h) : bf16ToF32(h);

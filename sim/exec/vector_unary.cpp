@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "sim/exec/vector_internal.h"
+#include "sim/isa/validate.h"
 #include "sim/exec/vector_math.h"
 
 namespace mimic::exec {
@@ -134,22 +135,10 @@ void intUnary(UnaryOp op, T* d, const T* s, int64_t n) {
 
 }  // namespace
 
+// Which types an operation is defined for is the ISA's rule (sim/isa/validate.h).
 bool supportsUnary(UnaryOp op, DType t) {
-  if (!validType(t) || static_cast<int>(op) > static_cast<int>(UnaryOp::Not)) return false;
-  if (isFloatType(t)) return op != UnaryOp::Not;
-  switch (op) {
-    case UnaryOp::Neg:
-    case UnaryOp::Abs:
-    case UnaryOp::Floor:
-    case UnaryOp::Ceil:
-    case UnaryOp::Round:
-    case UnaryOp::Trunc:
-    case UnaryOp::Relu:
-    case UnaryOp::Not:
-      return true;
-    default:
-      return false;
-  }
+  return static_cast<int>(op) <= static_cast<int>(UnaryOp::Not) &&
+         isa::typeAllowed(isa::Opcode::VUnary, static_cast<uint8_t>(op), t);
 }
 
 void unary(UnaryOp op, DType t, void* dst, const void* src, int64_t n) {

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -136,4 +139,29 @@ inline void clearMimicEnvironment() {
   unsetenv("MIMIC_PRESET");
   unsetenv("MIMIC_OVERRIDES");
   unsetenv("MIMIC_NUM_DEVICES");
+}
+
+// Runs `program` in a child process, so that it gets a simulation of its own, with the
+// environment variable `name` set to `value` if given; returns the numbers it produced.
+inline std::vector<uint64_t> runInChild(const std::function<std::vector<uint64_t>()>& program,
+                                        const char* name = nullptr, const char* value = nullptr) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    if (name) setenv(name, value, 1);
+    std::vector<uint64_t> values = program();
+    const ssize_t bytes = ssize_t(values.size() * sizeof(uint64_t));
+    _exit(write(fds[1], values.data(), bytes) == bytes ? 0 : 1);
+  }
+  close(fds[1]);
+  std::vector<uint64_t> values;
+  uint64_t v = 0;
+  while (read(fds[0], &v, sizeof v) == sizeof v) values.push_back(v);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return values;
 }

@@ -90,34 +90,12 @@ std::vector<uint64_t> runProgram() {
   return out;
 }
 
-std::vector<uint64_t> runInChild(const char* threads) {
-  int fds[2];
-  EXPECT_EQ(pipe(fds), 0);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    setenv("MIMIC_HOST_THREADS", threads, 1);
-    std::vector<uint64_t> values = runProgram();
-    ssize_t bytes = ssize_t(values.size() * sizeof(uint64_t));
-    _exit(write(fds[1], values.data(), bytes) == bytes ? 0 : 1);
-  }
-  close(fds[1]);
-  std::vector<uint64_t> values;
-  uint64_t v = 0;
-  while (read(fds[0], &v, sizeof v) == sizeof v) values.push_back(v);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  return values;
-}
-
 TEST(EngineDeterminismTest, OneAndTwoHostThreadsGiveIdenticalResultsAndTimes) {
-  std::vector<uint64_t> one = runInChild("1");
+  std::vector<uint64_t> one = runInChild(runProgram, "MIMIC_HOST_THREADS", "1");
   ASSERT_EQ(one.size(), size_t(96 * 80 + 96 + 64 + 4));
   EXPECT_GT(one.back(), 0u);
-  EXPECT_EQ(runInChild("2"), one);
-  EXPECT_EQ(runInChild("2"), one);
+  EXPECT_EQ(runInChild(runProgram, "MIMIC_HOST_THREADS", "2"), one);
+  EXPECT_EQ(runInChild(runProgram, "MIMIC_HOST_THREADS", "2"), one);
 }
 
 TEST(EngineDeterminismTest, BadHostThreadCountIsRejected) {

@@ -63,23 +63,9 @@ TEST_F(DriverTest, StreamingKernelRunsAtHbmBandwidth) {
   EXPECT_EQ(c.hbmBytesRead + c.hbmBytesWritten, uint64_t(12 * n));
 }
 
-// A kernel that only computes: `iterations` vector multiplies of 4096 floats in scratchpad.
-const char* kSpin = R"(
-.kernel spin 8
-  arg s1, 0
-  li s2, 0
-  li s3, 4096
-  vfill.f32 s2, #1.0, s3
-loop:
-  vbins.mul.f32 s2, s2, #1.0, s3
-  salu.sub s1, s1, #1
-  brnz s1, loop
-  exit
-.end
-)";
 
 TEST_F(DriverTest, IndependentQueuesFinishInTheLongerOfTheirTimes) {
-  mimicFunction spin = assembleFunction(kSpin, "spin");
+  mimicFunction spin = load(mimic::kernels::vectorSpin(4096));
   const uint32_t half = uint32_t(propertiesOf().computeUnits / 2);
   auto run = [&](mimicQueue q, int64_t iterations) {
     EXPECT_EQ(mimicLaunchKernel(spin, {half, 1, 1}, &iterations, 8, q), MIMIC_SUCCESS);
