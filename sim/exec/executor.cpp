@@ -405,7 +405,9 @@ void Workgroup::vector(const Instr& in) {
   auto eachRow = [&](auto&& body) {
     for (int64_t r = 0; r < rows; ++r) body(r);
   };
-  int64_t n = s(in.rc);
+  // Elements per row: re for the four-operand forms, whose rc is an operand.
+  const int64_t n = s(in.op == Opcode::VFma || in.op == Opcode::VSelect ? in.re : in.rc);
+  if (n < 0) fault(FaultKind::IllegalAddress, "negative element count");
   uint64_t flopsPerElement = 1;
   switch (in.op) {
     case Opcode::VUnary: {
@@ -439,7 +441,6 @@ void Workgroup::vector(const Instr& in) {
     }
     case Opcode::VFma: {
       if (!supportsFma(t)) unsupported("fma");
-      n = s(in.re);
       flopsPerElement = 2;
       uint8_t* d = dst(n, e);
       const uint8_t* a = src(in.ra, n, e, true);
@@ -452,7 +453,6 @@ void Workgroup::vector(const Instr& in) {
       break;
     }
     case Opcode::VSelect: {
-      n = s(in.re);
       uint8_t* d = dst(n, e);
       const uint8_t* mask = src(in.ra, n, 1, true);
       const uint8_t* a = src(in.rb, n, e, false);
@@ -540,6 +540,7 @@ void Workgroup::atomicAdd(const Instr& in) {
   }
   const int e = isa::dtypeSize(in.type);
   const int64_t n = s(in.rc);
+  if (n < 0) fault(FaultKind::IllegalAddress, "negative element count");
   const uint8_t* values = operand(s(in.rb), 0, 1, n * e, e, false, "atomic source");
   hbm(s(in.ra), 0, n * e, e, "atomic destination");
   out_.atomics.push_back(
