@@ -1,0 +1,99 @@
+// The interpreter of one workgroup: its registers, descriptors, vector shapes, in-flight DMAs
+// and the trace it leaves for the timing model. Internal to sim/exec: executor.h is the
+// interface; workgroup.cpp runs scalar, control and DMA instructions, workgroup_vector.cpp the
+// vector, matrix and atomic ones.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/device_memory.h"
+#include "sim/exec/dma_walk.h"
+#include "sim/exec/executor.h"
+
+namespace mimic::exec::detail {
+
+using isa::DType;
+using isa::Instr;
+using isa::Opcode;
+using isa::Pipe;
+
+// Thrown inside a workgroup to stop it; run() turns it into the result's Fault.
+struct FaultRaised {
+  FaultKind kind;
+  std::string what;
+};
+
+struct Range {
+  int64_t low, high;  // scratchpad byte offsets, [low, high)
+  bool overlaps(const Range& o) const { return low < o.high && o.low < high; }
+};
+
+struct InFlightDma {
+  uint32_t token;
+  Range range;
+  bool load;  // a load writes the range; a store reads it
+};
+
+class Workgroup {
+ public:
+  Workgroup(const CostModel& costs, uint64_t scratchpadBytes, sim::DeviceMemory& memory,
+            const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3 id, uint8_t* scratchpad,
+            WorkgroupResult& out)
+      : costs_(costs),
+        spBytes_(static_cast<int64_t>(scratchpadBytes)),
+        memory_(memory),
+        fn_(fn),
+        args_(args),
+        grid_(grid),
+        id_(id),
+        sp_(scratchpad),
+        out_(out) {}
+
+  void run();
+
+ private:
+  int64_t& s(uint8_t r) { return regs_[r]; }
+  void step(const Instr& in);
+  void scalarAlu(const Instr& in);
+  bool scalarCompare(int64_t a, int64_t b, isa::Cond c) const;
+  void vector(const Instr& in);
+  void matrix(const Instr& in);
+  void dma(const Instr& in);
+  void atomicAdd(const Instr& in);
+  void waitFor(uint32_t token);
+
+  // Checks an operand range of the scratchpad; `write` for destinations.
+  uint8_t* operand(int64_t address, int64_t rowStride, int64_t rows, int64_t bytesPerRow,
+                   int elementBytes, bool write, const char* role);
+  uint8_t* hbm(int64_t address, int64_t low, int64_t high, int elementBytes, const char* role);
+  [[noreturn]] void fault(FaultKind kind, const std::string& what) const {
+    throw FaultRaised{kind, what};
+  }
+  uint64_t scalarBits(const Instr& in) { return in.flags & isa::kImmOperand ? in.imm : s(in.rb); }
+
+  void issue(uint64_t cycles) { pendingIssue_ += cycles; }
+  void flushIssue();
+  void emit(TraceOp::Kind kind, Pipe pipe, uint32_t token, uint64_t amount);
+  void compute(Pipe pipe, uint64_t cycles, uint64_t flops);
+
+  const CostModel& costs_;
+  const int64_t spBytes_;
+  sim::DeviceMemory& memory_;
+  const isa::Function& fn_;
+  const uint8_t* args_;
+  Dim3 grid_, id_;
+  uint8_t* sp_;
+  WorkgroupResult& out_;
+
+  int64_t regs_[isa::kNumScalarRegs] = {};
+  DmaDescriptor descriptors_[isa::kNumDescriptors];
+  int64_t rows_ = 1, dstRowStride_ = 0, srcRowStride_ = 0, otherRowStride_ = 0;
+  int64_t mmaM_ = 0, mmaN_ = 0, mmaK_ = 0;
+  std::vector<InFlightDma> inFlight_;
+  uint32_t nextToken_ = 1;
+  uint64_t pendingIssue_ = 0;
+  size_t pc_ = 0;
+};
+
+}  // namespace mimic::exec::detail
