@@ -1,10 +1,14 @@
-// The main job for now: list the simulated devices, then measure copy bandwidth between host
-// and device and between devices, across sizes, in simulated time.
+// The main job for now: list the simulated devices, measure copy bandwidth between host and
+// device and between devices across sizes, then run two reference kernels (a streaming kernel
+// and a GEMM) against the device's roofline, all in simulated time.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
+#include "kernels/reference_kernels.h"
 #include "mimic/mimic.hpp"
+#include "sim/isa/module_image.h"
 
 namespace {
 
@@ -108,6 +112,77 @@ void bandwidthTable(int count) {
   MIMIC_CHECK(mimicHostFree(pinned));
 }
 
+mimicFunction loadKernel(mimic::isa::Function function) {
+  const std::string name = function.name;
+  std::vector<uint8_t> image = mimic::isa::encodeImage(mimic::isa::Module{{std::move(function)}});
+  mimicModule module;
+  MIMIC_CHECK(mimicModuleLoad(0, image.data(), image.size(), &module));
+  mimicFunction fn;
+  MIMIC_CHECK(mimicModuleGetFunction(module, name.c_str(), &fn));
+  return fn;
+}
+
+void* zeroed(size_t bytes) {
+  void* p;
+  MIMIC_CHECK(mimicMemAlloc(0, bytes, &p));
+  MIMIC_CHECK(mimicMemsetAsync(p, 0, bytes, nullptr));
+  return p;
+}
+
+void kernelTable() {
+  mimicDeviceProperties p;
+  MIMIC_CHECK(mimicDeviceGetProperties(0, &p));
+  mimicQueue q;
+  MIMIC_CHECK(mimicQueueCreate(0, 0, MIMIC_QUEUE_PRIORITY_LOW, &q));
+  const double peakGflops = 2.0 * p.mmaF32MacsPerCycle * p.computeUnits * p.clockMHz / 1000;
+  std::printf("\nKernels in simulated time (device 0)\n");
+  std::printf("%-28s %12s %14s %14s\n", "kernel", "time (us)", "achieved", "device peak");
+
+  const int64_t n = std::min<int64_t>(16 << 20, int64_t(p.totalMemory / 16));
+  // Nine tiles (x, y and the result, three deep) must fit in the scratchpad.
+  uint32_t tile = 4096;
+  while (tile > 256 && 9ull * tile * 4 > p.scratchpadBytes) tile /= 2;
+  const uint32_t tilesPerWorkgroup = uint32_t(std::max<int64_t>(1, n / tile / p.computeUnits));
+  void* x = zeroed(n * 4);
+  void* y = zeroed(n * 4);
+  struct {
+    void *y, *x;
+    int64_t n, alpha;
+  } axpyArgs{y, x, n, 0x3f800000};
+  MIMIC_CHECK(mimicLaunchKernel(
+      loadKernel(mimic::kernels::axpyPipelined(tile, tilesPerWorkgroup, 3)),
+      {uint32_t(n / tile / tilesPerWorkgroup), 1, 1}, &axpyArgs, sizeof axpyArgs, q));
+  MIMIC_CHECK(mimicQueueSynchronize(q));
+  mimicKernelCounters c;
+  MIMIC_CHECK(mimicQueueGetKernelCounters(q, &c));
+  double ns = double(c.endNs - c.startNs);
+  std::printf("%-28s %12.1f %9.0f GB/s %9.0f GB/s\n", "axpy, f32 (streaming)", ns / 1e3,
+              double(c.hbmBytesRead + c.hbmBytesWritten) / ns, p.hbmBandwidthGBps);
+
+  const int64_t m = 1024;
+  void* a = zeroed(m * m * 4);
+  void* b = zeroed(m * m * 4);
+  void* out = zeroed(m * m * 4);
+  struct {
+    void *c, *a, *b;
+    int64_t m, n, k;
+  } gemmArgs{out, a, b, m, m, m};
+  const uint32_t gemmTile = p.scratchpadBytes >= 80 * 1024 ? 64 : 32;
+  MIMIC_CHECK(mimicLaunchKernel(loadKernel(mimic::kernels::gemm(gemmTile)),
+                                {uint32_t(m / gemmTile), uint32_t(m / gemmTile), 1}, &gemmArgs,
+                                sizeof gemmArgs, q));
+  MIMIC_CHECK(mimicQueueSynchronize(q));
+  MIMIC_CHECK(mimicQueueGetKernelCounters(q, &c));
+  ns = double(c.endNs - c.startNs);
+  std::printf("%-28s %12.1f %6.0f GFLOP/s %6.0f GFLOP/s\n", "gemm, 1024^3 f32 (tiled)",
+              ns / 1e3, double(c.flops) / ns, peakGflops);
+  std::printf("  matrix pipe busy %.0f%%, vector %.0f%%, DMA issue %.1f%%\n",
+              c.busy[MIMIC_PIPE_MATRIX] * 100, c.busy[MIMIC_PIPE_VECTOR] * 100,
+              c.busy[MIMIC_PIPE_DMA] * 100);
+  for (void* ptr : {x, y, a, b, out}) MIMIC_CHECK(mimicMemFree(ptr));
+  MIMIC_CHECK(mimicQueueDestroy(q));
+}
+
 }  // namespace
 
 int main() {
@@ -117,6 +192,7 @@ int main() {
     MIMIC_CHECK(mimicDeviceGetCount(&count));
     listDevices(count);
     bandwidthTable(count);
+    kernelTable();
   } catch (const mimic::Error& e) {
     std::fprintf(stderr, "mimic-device-tour: %s\n", e.what());
     return 1;

@@ -60,6 +60,8 @@ mimicResult mimicDeviceGetProperties(int device, mimicDeviceProperties* props) {
     p.vectorLanes = c.compute.vectorLanes;
     p.clockMHz = c.compute.clockMHz;
     p.scratchpadBytes = c.compute.scratchpadBytes;
+    p.mmaF32MacsPerCycle = static_cast<int>(c.costs.matrixF32MacsPerCycle);
+    p.mmaF16MacsPerCycle = static_cast<int>(c.costs.matrixF16MacsPerCycle);
     p.hbmBandwidthGBps = c.hbm.bandwidthGBps;
     p.hbmLatencyNs = c.hbm.latencyNs;
     p.hostLinkBandwidthGBps = c.hostLink.bandwidthGBps;

@@ -142,6 +142,8 @@ typedef struct mimicDeviceProperties {
   int vectorLanes;
   double clockMHz;
   size_t scratchpadBytes; /* per compute unit */
+  int mmaF32MacsPerCycle; /* per compute unit; f32 peak = 2 x this x units x clock */
+  int mmaF16MacsPerCycle; /* the same for f16 and bf16 */
   double hbmBandwidthGBps;
   uint64_t hbmLatencyNs;
   double hostLinkBandwidthGBps; /* per direction */
