@@ -58,6 +58,19 @@ Instr& KernelBuilder::emit(Opcode op, uint8_t rd, uint8_t ra, uint8_t rb, uint8_
   return function_.code.back();
 }
 
+Instr& KernelBuilder::emitTyped(Opcode op, uint8_t sub, DType t, uint8_t rd, uint8_t ra, uint8_t rb,
+                                uint8_t rc, uint8_t re) {
+  Instr& in = emit(op, rd, ra, rb, rc, re);
+  in.sub = sub;
+  in.type = t;
+  return in;
+}
+
+void KernelBuilder::setScalar(Instr& in, double value) {
+  in.flags = kImmOperand;
+  in.imm = static_cast<int64_t>(scalarOf(value, in.type));
+}
+
 uint64_t KernelBuilder::scalarOf(double value, DType t) const {
   if (isFloat(t)) return floatToBits(value, t);
   return static_cast<uint64_t>(static_cast<int64_t>(value));
@@ -169,74 +182,51 @@ void KernelBuilder::vshape(Reg rows, Reg dstRowStride, Reg srcRowStride, Reg oth
 }
 
 void KernelBuilder::unary(UnaryOp op, DType t, Reg dst, Reg src, Reg n) {
-  Instr& in = emit(Opcode::VUnary, dst.index, src.index, 0, n.index);
-  in.sub = static_cast<uint8_t>(op);
-  in.type = t;
+  emitTyped(Opcode::VUnary, uint8_t(op), t, dst.index, src.index, 0, n.index);
 }
 
 void KernelBuilder::binary(BinaryOp op, DType t, Reg dst, Reg a, Reg b, Reg n) {
-  Instr& in = emit(Opcode::VBinary, dst.index, a.index, b.index, n.index);
-  in.sub = static_cast<uint8_t>(op);
-  in.type = t;
+  emitTyped(Opcode::VBinary, uint8_t(op), t, dst.index, a.index, b.index, n.index);
 }
 
 void KernelBuilder::binaryScalar(BinaryOp op, DType t, Reg dst, Reg a, double scalar, Reg n) {
-  Instr& in = emit(Opcode::VBinaryS, dst.index, a.index, 0, n.index);
-  in.sub = static_cast<uint8_t>(op);
-  in.type = t;
-  in.flags = kImmOperand;
-  in.imm = static_cast<int64_t>(scalarOf(scalar, t));
+  setScalar(emitTyped(Opcode::VBinaryS, uint8_t(op), t, dst.index, a.index, 0, n.index), scalar);
 }
 
 void KernelBuilder::binaryScalar(BinaryOp op, DType t, Reg dst, Reg a, Reg scalarBits, Reg n) {
-  Instr& in = emit(Opcode::VBinaryS, dst.index, a.index, scalarBits.index, n.index);
-  in.sub = static_cast<uint8_t>(op);
-  in.type = t;
+  emitTyped(Opcode::VBinaryS, uint8_t(op), t, dst.index, a.index, scalarBits.index, n.index);
 }
 
 void KernelBuilder::fma(DType t, Reg dst, Reg a, Reg b, Reg c, Reg n) {
-  emit(Opcode::VFma, dst.index, a.index, b.index, c.index, n.index).type = t;
+  emitTyped(Opcode::VFma, 0, t, dst.index, a.index, b.index, c.index, n.index);
 }
 
 void KernelBuilder::select(DType t, Reg dst, Reg mask, Reg a, Reg b, Reg n) {
-  emit(Opcode::VSelect, dst.index, mask.index, a.index, b.index, n.index).type = t;
+  emitTyped(Opcode::VSelect, 0, t, dst.index, mask.index, a.index, b.index, n.index);
 }
 
 void KernelBuilder::compare(Cond c, DType t, Reg dst, Reg a, Reg b, Reg n) {
-  Instr& in = emit(Opcode::VCmp, dst.index, a.index, b.index, n.index);
-  in.sub = static_cast<uint8_t>(c);
-  in.type = t;
+  emitTyped(Opcode::VCmp, uint8_t(c), t, dst.index, a.index, b.index, n.index);
 }
 
 void KernelBuilder::compareScalar(Cond c, DType t, Reg dst, Reg a, double scalar, Reg n) {
-  Instr& in = emit(Opcode::VCmpS, dst.index, a.index, 0, n.index);
-  in.sub = static_cast<uint8_t>(c);
-  in.type = t;
-  in.flags = kImmOperand;
-  in.imm = static_cast<int64_t>(scalarOf(scalar, t));
+  setScalar(emitTyped(Opcode::VCmpS, uint8_t(c), t, dst.index, a.index, 0, n.index), scalar);
 }
 
 void KernelBuilder::cast(DType from, DType to, Reg dst, Reg src, Reg n) {
-  Instr& in = emit(Opcode::VCast, dst.index, src.index, 0, n.index);
-  in.type = from;
-  in.type2 = to;
+  emitTyped(Opcode::VCast, 0, from, dst.index, src.index, 0, n.index).type2 = to;
 }
 
 void KernelBuilder::reduce(ReduceOp op, DType t, Reg dst, Reg src, Reg n) {
-  Instr& in = emit(Opcode::VReduce, dst.index, src.index, 0, n.index);
-  in.sub = static_cast<uint8_t>(op);
-  in.type = t;
+  emitTyped(Opcode::VReduce, uint8_t(op), t, dst.index, src.index, 0, n.index);
 }
 
 void KernelBuilder::fill(DType t, Reg dst, double value, Reg n) {
-  Instr& in = emit(Opcode::VFill, dst.index, 0, 0, n.index);
-  in.type = t;
-  in.flags = kImmOperand;
-  in.imm = static_cast<int64_t>(scalarOf(value, t));
+  setScalar(emitTyped(Opcode::VFill, 0, t, dst.index, 0, 0, n.index), value);
 }
 
 void KernelBuilder::iota(DType t, Reg dst, Reg n) {
-  emit(Opcode::VIota, dst.index, 0, 0, n.index).type = t;
+  emitTyped(Opcode::VIota, 0, t, dst.index, 0, 0, n.index);
 }
 
 void KernelBuilder::mshape(Reg m, Reg n, Reg k) {

@@ -92,6 +92,9 @@ class KernelBuilder {
  private:
   Instr& emit(Opcode op, uint8_t rd = 0, uint8_t ra = 0, uint8_t rb = 0, uint8_t rc = 0,
               uint8_t re = 0);
+  Instr& emitTyped(Opcode op, uint8_t sub, DType t, uint8_t rd, uint8_t ra, uint8_t rb, uint8_t rc,
+                   uint8_t re = 0);
+  void setScalar(Instr& in, double value);  // an immediate scalar operand of the instr's type
   void branch(Opcode op, uint8_t ra, Label l);
   uint64_t scalarOf(double value, DType t) const;
 

@@ -24,6 +24,12 @@ inline mimicFunction loadFunction(const mimic::isa::Module& module, const char* 
   return fn;
 }
 
+// Loads one function written with the builder (kernels/reference_kernels.h).
+inline mimicFunction loadKernel(mimic::isa::Function f) {
+  const std::string name = f.name;
+  return loadFunction(mimic::isa::Module{{std::move(f)}}, name.c_str());
+}
+
 inline mimicFunction assembleFunction(const std::string& text, const char* name, int device = 0) {
   return loadFunction(mimic::isa::assemble(text), name, device);
 }

@@ -11,11 +11,6 @@
 
 namespace {
 
-mimicFunction load(mimic::isa::Function f) {
-  std::string name = f.name;
-  return loadFunction(mimic::isa::Module{{std::move(f)}}, name.c_str());
-}
-
 // Every workgroup adds its own 64 floats into one accumulator: float addition does not
 // associate, so the result shows the order in which workgroups' atomics were applied.
 const char* kScatter = R"(
@@ -56,12 +51,13 @@ std::vector<uint64_t> runProgram() {
     void *c, *a, *b;
     int64_t m, n, k;
   } gemmArgs{dc, da, db, m, n, k};
-  mimicLaunchKernel(load(mimic::kernels::gemm(32)), {3, 3, 1}, &gemmArgs, sizeof gemmArgs, q1);
+  mimicLaunchKernel(loadKernel(mimic::kernels::gemm(32)), {3, 3, 1}, &gemmArgs, sizeof gemmArgs,
+                    q1);
   struct {
     void *out, *in;
     int64_t rows, cols;
   } sumArgs{sums, da, m, k};
-  mimicLaunchKernel(load(mimic::kernels::rowSum(8, 64)), {12, 1, 1}, &sumArgs, sizeof sumArgs,
+  mimicLaunchKernel(loadKernel(mimic::kernels::rowSum(8, 64)), {12, 1, 1}, &sumArgs, sizeof sumArgs,
                     q2);
   const uint32_t scatterGroups = 200;
   std::vector<float> contributions(scatterGroups * 64);

@@ -8,11 +8,6 @@
 
 namespace {
 
-mimicFunction load(mimic::isa::Function f) {
-  std::string name = f.name;
-  return loadFunction(mimic::isa::Module{{std::move(f)}}, name.c_str());
-}
-
 mimicKernelCounters countersAfter(mimicQueue q) {
   EXPECT_EQ(mimicQueueSynchronize(q), MIMIC_SUCCESS);
   mimicKernelCounters c{};
@@ -20,7 +15,9 @@ mimicKernelCounters countersAfter(mimicQueue q) {
   return c;
 }
 
-uint64_t kernelNs(const mimicKernelCounters& c) { return c.endNs - c.startNs; }
+uint64_t kernelNs(const mimicKernelCounters& c) {
+  return c.endNs - c.startNs;
+}
 
 // y = alpha x + y streamed through the double-buffered reference kernel, written the way such
 // kernels are: one long-running workgroup per compute unit, so that filling and draining each
@@ -29,7 +26,7 @@ struct Axpy {
   static constexpr uint32_t kTile = 1024;
   Axpy(int64_t n, uint32_t workgroups, int depth = 3) : n(n), workgroups(workgroups) {
     const uint32_t tilesPerWorkgroup = uint32_t(n / kTile / workgroups);
-    fn = load(mimic::kernels::axpyPipelined(kTile, tilesPerWorkgroup, depth));
+    fn = loadKernel(mimic::kernels::axpyPipelined(kTile, tilesPerWorkgroup, depth));
     x = deviceAlloc(n * 4);
     y = deviceAlloc(n * 4);
     EXPECT_EQ(mimicMemsetAsync(x, 0, n * 4, nullptr), MIMIC_SUCCESS);
@@ -50,7 +47,9 @@ struct Axpy {
   void* y;
 };
 
-uint32_t computeUnits() { return uint32_t(propertiesOf().computeUnits); }
+uint32_t computeUnits() {
+  return uint32_t(propertiesOf().computeUnits);
+}
 
 TEST_F(DriverTest, StreamingKernelRunsAtHbmBandwidth) {
   const int64_t n = 4 << 20;
@@ -63,9 +62,8 @@ TEST_F(DriverTest, StreamingKernelRunsAtHbmBandwidth) {
   EXPECT_EQ(c.hbmBytesRead + c.hbmBytesWritten, uint64_t(12 * n));
 }
 
-
 TEST_F(DriverTest, IndependentQueuesFinishInTheLongerOfTheirTimes) {
-  mimicFunction spin = load(mimic::kernels::vectorSpin(4096));
+  mimicFunction spin = loadKernel(mimic::kernels::vectorSpin(4096));
   const uint32_t half = uint32_t(propertiesOf().computeUnits / 2);
   auto run = [&](mimicQueue q, int64_t iterations) {
     EXPECT_EQ(mimicLaunchKernel(spin, {half, 1, 1}, &iterations, 8, q), MIMIC_SUCCESS);
@@ -131,14 +129,14 @@ TEST(EngineTimingTest, GemmRunsAtTheMatrixRooflineInWaves) {
   void *a = deviceAlloc(m * k * 4), *b = deviceAlloc(k * n * 4), *c = deviceAlloc(m * n * 4);
   ASSERT_OK(mimicMemsetAsync(a, 0, m * k * 4, nullptr));
   ASSERT_OK(mimicMemsetAsync(b, 0, k * n * 4, nullptr));
-  mimicFunction fn = load(mimic::kernels::gemm(tile));
+  mimicFunction fn = loadKernel(mimic::kernels::gemm(tile));
   struct {
     void *c, *a, *b;
     int64_t m, n, k;
   } args{c, a, b, m, n, k};
   mimicQueue q = newQueue();
-  ASSERT_OK(mimicLaunchKernel(fn, {uint32_t(n / tile), uint32_t(m / tile), 1}, &args,
-                              sizeof args, q));
+  ASSERT_OK(
+      mimicLaunchKernel(fn, {uint32_t(n / tile), uint32_t(m / tile), 1}, &args, sizeof args, q));
   mimicKernelCounters counters = countersAfter(q);
   const mimicDeviceProperties p = propertiesOf();
   const double waves = std::ceil(double((m / tile) * (n / tile)) / p.computeUnits);

@@ -129,7 +129,8 @@ TEST_F(DriverTest, FunctionsAreFoundByName) {
   ASSERT_OK(mimicModuleUnload(m));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_MODULE, mimicModuleUnload(m));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_MODULE, mimicModuleGetFunction(m, "empty", &fn));
-  EXPECT_RESULT(MIMIC_ERROR_INVALID_FUNCTION, mimicLaunchKernel(fn, {1, 1, 1}, nullptr, 0, nullptr));
+  EXPECT_RESULT(MIMIC_ERROR_INVALID_FUNCTION,
+                mimicLaunchKernel(fn, {1, 1, 1}, nullptr, 0, nullptr));
 }
 
 TEST_F(DriverTest, LaunchValidatesGridArgumentsAndQueue) {

@@ -28,11 +28,6 @@ std::vector<float> download(void* dev, size_t n) {
   return host;
 }
 
-mimicFunction load(mimic::isa::Function f) {
-  std::string name = f.name;
-  return loadFunction(mimic::isa::Module{{std::move(f)}}, name.c_str());
-}
-
 TEST_F(DriverTest, AddStridedBroadcastsAndFollowsStrides) {
   const int64_t rows = 37, cols = 300;
   // a is the transpose of a cols x rows matrix; b is one row broadcast down the rows.
@@ -43,7 +38,7 @@ TEST_F(DriverTest, AddStridedBroadcastsAndFollowsStrides) {
     int64_t cols, aRowStride, aColStride, bRowStride, bColStride;
   } args{dc, da, db, cols, 1, rows, 0, 1};
   const uint32_t tile = 128;
-  ASSERT_OK(mimicLaunchKernel(load(mimic::kernels::addStrided(tile)),
+  ASSERT_OK(mimicLaunchKernel(loadKernel(mimic::kernels::addStrided(tile)),
                               {uint32_t((cols + tile - 1) / tile), uint32_t(rows), 1}, &args,
                               sizeof args, nullptr));
   std::vector<float> c = download(dc, rows * cols);
@@ -69,8 +64,9 @@ TEST_P(PipelinedAxpyTest, CoversEveryTile) {
     void *y, *x;
     int64_t n, alpha;
   } args{dy, dx, n, alphaBits};
-  ASSERT_OK(mimicLaunchKernel(load(mimic::kernels::axpyPipelined(tile, tilesPerWorkgroup, depth)),
-                              {4, 1, 1}, &args, sizeof args, nullptr));
+  ASSERT_OK(
+      mimicLaunchKernel(loadKernel(mimic::kernels::axpyPipelined(tile, tilesPerWorkgroup, depth)),
+                        {4, 1, 1}, &args, sizeof args, nullptr));
   std::vector<float> out = download(dy, n);
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], alpha * x[i] + y[i]) << i;
 }
@@ -85,7 +81,7 @@ TEST_F(DriverTest, RowSumReducesEveryRow) {
     void *out, *in;
     int64_t rows, cols;
   } args{dout, din, rows, cols};
-  ASSERT_OK(mimicLaunchKernel(load(mimic::kernels::rowSum(8, 256)), {3, 1, 1}, &args,
+  ASSERT_OK(mimicLaunchKernel(loadKernel(mimic::kernels::rowSum(8, 256)), {3, 1, 1}, &args,
                               sizeof args, nullptr));
   std::vector<float> out = download(dout, rows);
   for (int64_t r = 0; r < rows; ++r) {
@@ -104,7 +100,7 @@ TEST_F(DriverTest, GemmMatchesTheHostWithRaggedEdges) {
     void *c, *a, *b;
     int64_t m, n, k;
   } args{dc, da, db, m, n, k};
-  ASSERT_OK(mimicLaunchKernel(load(mimic::kernels::gemm(tile)),
+  ASSERT_OK(mimicLaunchKernel(loadKernel(mimic::kernels::gemm(tile)),
                               {uint32_t((n + tile - 1) / tile), uint32_t((m + tile - 1) / tile), 1},
                               &args, sizeof args, nullptr));
   std::vector<float> c = download(dc, m * n);
