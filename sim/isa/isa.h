@@ -18,7 +18,9 @@
 //   Exit                ends the workgroup
 //   Li      rd, imm     rd = imm
 //   Mov     rd, ra      rd = ra
-//   SAlu    rd, ra, rb  rd = ra <sub:ScalarOp> rb   (or imm when flags has kImmOperand)
+//   SAlu    rd, ra, rb  rd = ra <sub:ScalarOp> rb   (or imm when flags has kImmOperand);
+//                       wrapping arithmetic; Div and Rem by zero, and INT64_MIN / -1, give 0;
+//                       shift amounts are taken mod 64, Shr is arithmetic
 //   SCmp    rd, ra, rb  rd = (ra <sub:Cond> rb) ? 1 : 0   (rb or imm)
 //   Br      imm         jump to instruction imm
 //   Brz     ra, imm     jump if ra == 0
@@ -29,8 +31,9 @@
 //   DmaDesc rd, ra, rb, rc, imm
 //                       descriptor d<rd>, dimension imm (0 innermost .. 3): count ra,
 //                       HBM stride rb bytes, scratchpad stride rc bytes; the element size
-//                       is `type`. Dimensions never set have count 1. Strides may be 0
-//                       (broadcast).
+//                       is `type`. Setting dimension 0 resets the descriptor, so dimensions
+//                       set before it have count 1 again: set dimension 0 first. Strides
+//                       may be 0 (broadcast) or negative.
 //   DmaLoad  rd, ra, rb, rc   scratchpad[ra] <- HBM[rb] through descriptor d<rc>;
 //                             rd = a completion token
 //   DmaStore rd, ra, rb, rc   HBM[ra] <- scratchpad[rb] through descriptor d<rc>; rd = token
