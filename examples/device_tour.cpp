@@ -174,8 +174,8 @@ void kernelTable() {
   MIMIC_CHECK(mimicQueueSynchronize(q));
   MIMIC_CHECK(mimicQueueGetKernelCounters(q, &c));
   ns = double(c.endNs - c.startNs);
-  std::printf("%-28s %12.1f %6.0f GFLOP/s %6.0f GFLOP/s\n", "gemm, 1024^3 f32 (tiled)",
-              ns / 1e3, double(c.flops) / ns, peakGflops);
+  std::printf("%-28s %12.1f %6.0f GFLOP/s %6.0f GFLOP/s\n", "gemm, 1024^3 f32 (tiled)", ns / 1e3,
+              double(c.flops) / ns, peakGflops);
   std::printf("  matrix pipe busy %.0f%%, vector %.0f%%, DMA issue %.1f%%\n",
               c.busy[MIMIC_PIPE_MATRIX] * 100, c.busy[MIMIC_PIPE_VECTOR] * 100,
               c.busy[MIMIC_PIPE_DMA] * 100);

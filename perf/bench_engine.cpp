@@ -58,18 +58,21 @@ void launchLatency(mimicQueue q) {
   }
   std::sort(us.begin(), us.end());
   const double median = us[us.size() / 2];
-  std::printf("launch       empty kernel + synchronize: median %.2f us, p99 %.2f us"
-              "   target <= 10 us: %s (%.2fx)\n",
-              median, us[us.size() * 99 / 100], median <= 10 ? "met" : "MISSED", 10 / median);
+  std::printf(
+      "launch       empty kernel + synchronize: median %.2f us, p99 %.2f us"
+      "   target <= 10 us: %s (%.2fx)\n",
+      median, us[us.size() * 99 / 100], median <= 10 ? "met" : "MISSED", 10 / median);
   const int launches = 200000;
   auto t0 = Clock::now();
-  for (int i = 0; i < launches; ++i) MIMIC_CHECK(mimicLaunchKernel(empty, {1, 1, 1}, nullptr, 0, q));
+  for (int i = 0; i < launches; ++i)
+    MIMIC_CHECK(mimicLaunchKernel(empty, {1, 1, 1}, nullptr, 0, q));
   const double enqueue = launches / secondsSince(t0);
   MIMIC_CHECK(mimicQueueSynchronize(q));
-  std::printf("launch       %d async launches: %.0f launches/s (%.0f/s including the drain)"
-              "   target >= 200000/s: %s (%.2fx)\n",
-              launches, enqueue, launches / secondsSince(t0), enqueue >= 2e5 ? "met" : "MISSED",
-              enqueue / 2e5);
+  std::printf(
+      "launch       %d async launches: %.0f launches/s (%.0f/s including the drain)"
+      "   target >= 200000/s: %s (%.2fx)\n",
+      launches, enqueue, launches / secondsSince(t0), enqueue >= 2e5 ? "met" : "MISSED",
+      enqueue / 2e5);
 }
 
 void hostAdd(float* c, const float* a, const float* b, size_t n) {
@@ -106,10 +109,11 @@ void vectorAdd(mimicQueue q) {
     hostSeconds = std::min(hostSeconds, secondsSince(t0));
   }
   const double ratio = hostSeconds / simSeconds;
-  std::printf("vector add   16M f32: simulator %.1f ms, host xsimd (%s) %.1f ms"
-              "   target >= 50%%: %s (%.0f%%)\n",
-              simSeconds * 1e3, xsimd::default_arch::name(), hostSeconds * 1e3,
-              ratio >= 0.5 ? "met" : "MISSED", ratio * 100);
+  std::printf(
+      "vector add   16M f32: simulator %.1f ms, host xsimd (%s) %.1f ms"
+      "   target >= 50%%: %s (%.0f%%)\n",
+      simSeconds * 1e3, xsimd::default_arch::name(), hostSeconds * 1e3,
+      ratio >= 0.5 ? "met" : "MISSED", ratio * 100);
   const mimicKernelCounters k = counters(q);
   std::printf("             simulated %.1f us, %.0f GB/s of HBM\n", (k.endNs - k.startNs) / 1e3,
               double(k.hbmBytesRead + k.hbmBytesWritten) / double(k.endNs - k.startNs));
@@ -126,24 +130,25 @@ void gemm(mimicQueue q) {
   } args{c, a, b, n, n, n};
   MIMIC_CHECK(mimicDeviceSynchronize(0));
   auto t0 = Clock::now();
-  MIMIC_CHECK(mimicLaunchKernel(fn, {uint32_t(n / tile), uint32_t(n / tile), 1}, &args,
-                                sizeof args, q));
+  MIMIC_CHECK(
+      mimicLaunchKernel(fn, {uint32_t(n / tile), uint32_t(n / tile), 1}, &args, sizeof args, q));
   MIMIC_CHECK(mimicQueueSynchronize(q));
   const double simSeconds = secondsSince(t0);
   std::vector<float> ha(n * n, 1.0f), hb(n * n, 1.0f), hc(n * n);
   double hostSeconds = 1e30;
   for (int round = 0; round < 3; ++round) {
     t0 = Clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, ha.data(), n,
-                hb.data(), n, 0.0f, hc.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, ha.data(), n, hb.data(),
+                n, 0.0f, hc.data(), n);
     hostSeconds = std::min(hostSeconds, secondsSince(t0));
   }
   const mimicKernelCounters k = counters(q);
   const double flops = 2.0 * n * n * n;
-  std::printf("gemm         1024^3 f32: simulator %.1f ms (%.1f GFLOP/s host), OpenBLAS %.1f ms"
-              " (%.1f GFLOP/s): ratio %.2f\n",
-              simSeconds * 1e3, flops / simSeconds / 1e9, hostSeconds * 1e3,
-              flops / hostSeconds / 1e9, hostSeconds / simSeconds);
+  std::printf(
+      "gemm         1024^3 f32: simulator %.1f ms (%.1f GFLOP/s host), OpenBLAS %.1f ms"
+      " (%.1f GFLOP/s): ratio %.2f\n",
+      simSeconds * 1e3, flops / simSeconds / 1e9, hostSeconds * 1e3, flops / hostSeconds / 1e9,
+      hostSeconds / simSeconds);
   std::printf("             simulated %.1f us, matrix pipe busy %.0f%%\n",
               (k.endNs - k.startNs) / 1e3, k.busy[MIMIC_PIPE_MATRIX] * 100);
 }
@@ -163,9 +168,9 @@ void simulationSpeed(mimicQueue q) {
 
   const int64_t n = 16 << 20;
   const uint32_t tile = 4096;
-  mimicFunction axpy = load(
-      {{mimic::kernels::axpyPipelined(tile, uint32_t(n / tile / p.computeUnits), 3)}},
-      "axpy_pipelined");
+  mimicFunction axpy =
+      load({{mimic::kernels::axpyPipelined(tile, uint32_t(n / tile / p.computeUnits), 3)}},
+           "axpy_pipelined");
   void *x = deviceBuffer(n * 4), *y = deviceBuffer(n * 4);
   struct {
     void *y, *x;
@@ -177,10 +182,11 @@ void simulationSpeed(mimicQueue q) {
   MIMIC_CHECK(mimicQueueSynchronize(q));
   seconds = secondsSince(t0);
   k = counters(q);
-  std::printf("sim speed    memory-bound:  %.2e simulated cycles per host second"
-              " (%.0f GB/s simulated HBM traffic)\n",
-              double(k.cycles) / seconds,
-              double(k.hbmBytesRead + k.hbmBytesWritten) / double(k.endNs - k.startNs));
+  std::printf(
+      "sim speed    memory-bound:  %.2e simulated cycles per host second"
+      " (%.0f GB/s simulated HBM traffic)\n",
+      double(k.cycles) / seconds,
+      double(k.hbmBytesRead + k.hbmBytesWritten) / double(k.endNs - k.startNs));
 }
 
 }  // namespace

@@ -10,11 +10,10 @@ ComputeEngine::ComputeEngine(sc_core::sc_module_name name, const ComputeConfig& 
     : sc_module(name) {
   for (int u = 0; u < config.computeUnits; ++u) {
     const std::string id = std::to_string(u);
-    int dmaResource =
-        network.addResource(std::string(this->name()) + ".cu" + id + " dma", costs.dmaBandwidthGBps);
-    units_.push_back(std::make_unique<ComputeUnit>(("cu" + id).c_str(), *this, costs,
-                                                   hbmLatencyNs, network, hbmResource,
-                                                   dmaResource));
+    int dmaResource = network.addResource(std::string(this->name()) + ".cu" + id + " dma",
+                                          costs.dmaBandwidthGBps);
+    units_.push_back(std::make_unique<ComputeUnit>(("cu" + id).c_str(), *this, costs, hbmLatencyNs,
+                                                   network, hbmResource, dmaResource));
   }
 }
 

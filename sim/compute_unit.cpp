@@ -5,13 +5,15 @@
 namespace mimic::sim {
 namespace {
 
-double nowNs() { return static_cast<double>(sc_core::sc_time_stamp().value()); }
+double nowNs() {
+  return static_cast<double>(sc_core::sc_time_stamp().value());
+}
 
 }  // namespace
 
 ComputeUnit::ComputeUnit(sc_core::sc_module_name name, ComputeEngine& engine,
-                         const exec::CostModel& costs, uint64_t hbmLatencyNs,
-                         FlowNetwork& network, int hbmResource, int dmaResource)
+                         const exec::CostModel& costs, uint64_t hbmLatencyNs, FlowNetwork& network,
+                         int hbmResource, int dmaResource)
     : sc_module(name),
       engine_(engine),
       costs_(costs),
@@ -52,8 +54,8 @@ void ComputeUnit::waitForDma(uint32_t token) {
 void ComputeUnit::replay(const exec::WorkgroupTrace& trace) {
   using Kind = exec::TraceOp::Kind;
   const double nsPerCycle = 1.0 / costs_.clockGHz;
-  double issue = nowNs();         // where instruction issue has got to
-  double computeFree = issue;     // when the vector and matrix pipes are free again
+  double issue = nowNs();      // where instruction issue has got to
+  double computeFree = issue;  // when the vector and matrix pipes are free again
   dmaDone_.clear();
   for (const exec::TraceOp& op : trace) {
     switch (op.kind) {

@@ -37,7 +37,7 @@ class ComputeUnit : public sc_core::sc_module {
   uint64_t hbmLatencyNs_;
   FlowNetwork& network_;
   std::vector<PathUse> dmaPath_;
-  std::deque<PendingDma> pending_;     // in start order: every DMA waits the same latency
+  std::deque<PendingDma> pending_;    // in start order: every DMA waits the same latency
   std::map<uint32_t, bool> dmaDone_;  // tokens of the current workgroup
   sc_core::sc_event startDue_;
   sc_core::sc_event dmaFinished_;

@@ -50,8 +50,8 @@ void FlowNetwork::start(const std::vector<PathUse>& path, uint64_t bytes,
   }
   SimTime now = nowNs();
   advanceTo(now);
-  flows_.push_back(std::make_unique<Flow>(
-      Flow{path, static_cast<double>(bytes), 0, std::move(onArrived)}));
+  flows_.push_back(
+      std::make_unique<Flow>(Flow{path, static_cast<double>(bytes), 0, std::move(onArrived)}));
   for (const PathUse& use : path) {
     Resource& r = resources_[use.resource];
     if (r.users++ == 0) r.busySince = now;

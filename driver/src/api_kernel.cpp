@@ -99,8 +99,8 @@ mimicResult mimicModuleGetFunction(mimicModule module, const char* name, mimicFu
   });
 }
 
-mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args,
-                              size_t argBytes, mimicQueue queue) {
+mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args, size_t argBytes,
+                              mimicQueue queue) {
   return guarded(__func__, [&](Runtime& rt) {
     if (!fn) fail(MIMIC_ERROR_INVALID_FUNCTION, "fn is NULL");
     auto f = rt.function(fn);
@@ -109,8 +109,7 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
     const uint64_t workgroups = uint64_t(grid.x) * grid.y * grid.z;
     if (workgroups == 0 || workgroups > kMaxWorkgroups) {
       fail(MIMIC_ERROR_INVALID_GRID, "grid (" + std::to_string(grid.x) + ", " +
-                                         std::to_string(grid.y) + ", " +
-                                         std::to_string(grid.z) +
+                                         std::to_string(grid.y) + ", " + std::to_string(grid.z) +
                                          ") must have 1 to 2^31 workgroups");
     }
     if (argBytes != function.argBytes) {
@@ -130,9 +129,9 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
                                    rt.sim().device(device).memory());
     std::vector<uint8_t> packed(static_cast<const uint8_t*>(args),
                                 static_cast<const uint8_t*>(args) + argBytes);
-    FunctionalResult result = executeKernel(executor, function, packed.data(),
-                                            {grid.x, grid.y, grid.z},
-                                            config.compute.scratchpadBytes);
+    FunctionalResult result =
+        executeKernel(executor, function, packed.data(), {grid.x, grid.y, grid.z},
+                      config.compute.scratchpadBytes);
     auto cmd = std::make_unique<mimic::sim::Command>();
     cmd->kind = mimic::sim::CommandKind::Kernel;
     cmd->launch = result.launch;

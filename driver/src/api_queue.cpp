@@ -27,8 +27,7 @@ mimicResult mimicQueueCreate(int device, unsigned flags, int priority, mimicQueu
       fail(MIMIC_ERROR_INVALID_PRIORITY,
            "priority " + std::to_string(priority) + " is neither 0 (low) nor -1 (high)");
     }
-    auto state = std::make_shared<QueueState>(
-        device, rt.assignHwQueue(device), priority);
+    auto state = std::make_shared<QueueState>(device, rt.assignHwQueue(device), priority);
     *queue = rt.addQueue(std::move(state));
     return MIMIC_SUCCESS;
   });

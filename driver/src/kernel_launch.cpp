@@ -38,8 +38,8 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
     const uint64_t count = std::min(kChunk, total - first);
     chunk.resize(count);
     auto runOne = [&](uint64_t i) {
-      executor.run(fn, args, grid, workgroupId(first + i, grid),
-                   threadScratchpad(scratchpadBytes), chunk[i]);
+      executor.run(fn, args, grid, workgroupId(first + i, grid), threadScratchpad(scratchpadBytes),
+                   chunk[i]);
     };
     if (count == 1) {
       runOne(0);  // not worth waking the worker threads

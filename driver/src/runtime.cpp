@@ -77,9 +77,9 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
       char* end = nullptr;
       long value = std::strtol(threads.c_str(), &end, 10);
       if (*end != '\0' || value < 1 || value > 4096) {
-        return recordFailure(function, MIMIC_ERROR_INVALID_CONFIG_VALUE,
-                             "MIMIC_HOST_THREADS must be a whole number from 1 to 4096, not '" +
-                                 threads + "'");
+        return recordFailure(
+            function, MIMIC_ERROR_INVALID_CONFIG_VALUE,
+            "MIMIC_HOST_THREADS must be a whole number from 1 to 4096, not '" + threads + "'");
       }
       hostThreads = static_cast<int>(value);
     }
@@ -295,10 +295,10 @@ void Runtime::checkSticky(int device) {
       std::lock_guard<std::mutex> lock(state.faultMutex);
       if (!state.faultDetail.empty()) detail = " (" + state.faultDetail + ")";
     }
-    fail(static_cast<mimicResult>(code),
-         std::string("device ") + std::to_string(device) + " has failed with " +
-             mimicGetErrorName(static_cast<mimicResult>(code)) + detail +
-             "; call mimicDeviceReset to recover");
+    fail(static_cast<mimicResult>(code), std::string("device ") + std::to_string(device) +
+                                             " has failed with " +
+                                             mimicGetErrorName(static_cast<mimicResult>(code)) +
+                                             detail + "; call mimicDeviceReset to recover");
   }
 }
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "sim/exec/vector_internal.h"
-#include "sim/isa/validate.h"
 #include "sim/exec/vector_math.h"
+#include "sim/isa/validate.h"
 
 namespace mimic::exec {
 namespace {
@@ -104,7 +104,9 @@ const float* asF32(DType t, const void* src, size_t count, std::vector<float>& b
 
 }  // namespace
 
-bool supportsMma(DType t) { return isa::typeAllowed(isa::Opcode::Mma, 0, t); }
+bool supportsMma(DType t) {
+  return isa::typeAllowed(isa::Opcode::Mma, 0, t);
+}
 
 void mma(DType abType, float* c, const void* a, const void* b, int m, int n, int k) {
   if (!supportsMma(abType) || m <= 0 || n <= 0 || k <= 0) return;

@@ -27,10 +27,18 @@ constexpr int64_t kLanes = static_cast<int64_t>(Batch<T>::size);
 // staged operands stay in L1).
 constexpr int64_t kChunk = 512;
 
-inline bool validType(DType t) { return static_cast<int>(t) < isa::kNumDTypes; }
-inline bool isFloatType(DType t) { return isa::isFloat(t); }
-inline bool isHalfType(DType t) { return t == DType::F16 || t == DType::BF16; }
-inline int elemSize(DType t) { return isa::dtypeSize(t); }
+inline bool validType(DType t) {
+  return static_cast<int>(t) < isa::kNumDTypes;
+}
+inline bool isFloatType(DType t) {
+  return isa::isFloat(t);
+}
+inline bool isHalfType(DType t) {
+  return t == DType::F16 || t == DType::BF16;
+}
+inline int elemSize(DType t) {
+  return isa::dtypeSize(t);
+}
 
 inline float halfToFloat(DType t, uint16_t h) {
   return t == DType::F16 ? f16ToF32(h) : bf16ToF32(h);

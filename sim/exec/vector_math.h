@@ -26,8 +26,9 @@
 //   Floor, Ceil, Trunc and Round (ties to even) are exact and keep the sign of zero;
 //   Relu(x) = x > 0 ? x : +0, NaN stays NaN; Sigmoid = 1 / (1 + exp(-x)), computed without
 //   overflow for large |x|. Exp, Log, Tanh, Erf, Sin, Cos come from xsimd; the largest errors
-//   measured by tests/sim/test_vector_elementwise.cpp (in f32 ULPs against the correctly rounded result)
-//   are listed there (TranscendentalAccuracy). Not is undefined for floats, as are And/Or/Xor.
+//   measured by tests/sim/test_vector_elementwise.cpp (in f32 ULPs against the correctly rounded
+//   result) are listed there (TranscendentalAccuracy). Not is undefined for floats, as are
+//   And/Or/Xor.
 //
 // Integers (i32, i64, u8)
 //   Add, Sub, Mul, Neg wrap. Abs wraps too: abs(INT_MIN) = INT_MIN; for u8 Abs is the identity.

@@ -2,8 +2,8 @@
 #include <cmath>
 
 #include "sim/exec/vector_internal.h"
-#include "sim/isa/validate.h"
 #include "sim/exec/vector_math.h"
+#include "sim/isa/validate.h"
 
 namespace mimic::exec {
 namespace {

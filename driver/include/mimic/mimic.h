@@ -10,9 +10,9 @@
  *   MIMIC_ERROR_NOT_INITIALIZED  mimicInit has not succeeded yet.
  *   MIMIC_ERROR_NOT_PERMITTED    called from a host function running on a queue.
  * Functions that allocate on a device, submit work to it, query it or wait for it also return
- * its sticky error (MIMIC_ERROR_ILLEGAL_ADDRESS ... MIMIC_ERROR_ILLEGAL_INSTRUCTION) once it has failed,
- * until mimicDeviceReset; each such function lists "a sticky error" among its codes.
- * The error functions (mimicGetError*, mimicGetLastError) may be called from anywhere.
+ * its sticky error (MIMIC_ERROR_ILLEGAL_ADDRESS ... MIMIC_ERROR_ILLEGAL_INSTRUCTION) once it has
+ * failed, until mimicDeviceReset; each such function lists "a sticky error" among its codes. The
+ * error functions (mimicGetError*, mimicGetLastError) may be called from anywhere.
  *
  * Time: every device runs in one simulation with 1 ns resolution. Timestamps, elapsed times
  * and mimicGetSimTime are simulated time, deterministic for a given program and preset.
@@ -73,8 +73,8 @@ typedef enum mimicResult {
   MIMIC_ERROR_UNSUPPORTED_IMAGE_VERSION = 601, /* an image format this driver does not read */
   MIMIC_ERROR_INVALID_MODULE = 602,            /* not a module handle, or an unloaded one */
   MIMIC_ERROR_FUNCTION_NOT_FOUND = 603,        /* the module has no function of that name */
-  MIMIC_ERROR_INVALID_FUNCTION = 604, /* not a function handle, or its module is unloaded */
-  MIMIC_ERROR_INVALID_GRID = 605,     /* a grid dimension is zero or the grid is too large */
+  MIMIC_ERROR_INVALID_FUNCTION = 604,      /* not a function handle, or its module is unloaded */
+  MIMIC_ERROR_INVALID_GRID = 605,          /* a grid dimension is zero or the grid is too large */
   MIMIC_ERROR_INVALID_ARGUMENT_SIZE = 606, /* argBytes differs from what the function takes */
   MIMIC_ERROR_NO_KERNEL = 607,             /* no kernel was launched on the queue yet */
 
@@ -330,8 +330,8 @@ mimicResult mimicModuleGetFunction(mimicModule module, const char* name, mimicFu
  * 2^31 workgroups), MIMIC_ERROR_INVALID_ARGUMENT_SIZE, MIMIC_ERROR_NULL_POINTER (args NULL with
  * argBytes > 0), MIMIC_ERROR_INVALID_QUEUE, MIMIC_ERROR_WRONG_DEVICE (queue on another device
  * than the module), a sticky error. */
-mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args,
-                              size_t argBytes, mimicQueue queue);
+mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args, size_t argBytes,
+                              mimicQueue queue);
 
 typedef enum mimicPipe {
   MIMIC_PIPE_SCALAR = 0,
