@@ -44,6 +44,9 @@ class ComputeEngine : public sc_core::sc_module {
   // SC_THREAD (the command processor's).
   void run(KernelLaunch& launch);
 
+  int numUnits() const { return static_cast<int>(units_.size()); }
+  const ComputeUnit& unit(int index) const { return *units_[index]; }
+
  private:
   friend class ComputeUnit;
   struct Pending {

@@ -32,7 +32,10 @@ void ComputeUnit::run() {
     while (engine_.pending_.empty()) sc_core::wait(engine_.workAvailable_);
     ComputeEngine::Pending work = engine_.pending_.front();
     engine_.pending_.pop_front();
+    const SimTime began = sc_core::sc_time_stamp().value();
     replay(*work.launch->workgroups[work.index]);
+    ++stats_.workgroups;
+    stats_.busyNs += sc_core::sc_time_stamp().value() - began;
     --work.launch->remaining;
     engine_.workgroupDone_.notify(sc_core::SC_ZERO_TIME);
   }
@@ -93,6 +96,7 @@ void ComputeUnit::replay(const exec::WorkgroupTrace& trace) {
 void ComputeUnit::issueDma(uint32_t token, uint64_t bytes) {
   const SimTime now = sc_core::sc_time_stamp().value();
   pending_.push_back({now + hbmLatencyNs_, token, bytes});
+  ++stats_.dmas;
   if (pending_.size() == 1) {
     startDue_.notify(sc_core::sc_time(static_cast<double>(hbmLatencyNs_), sc_core::SC_NS));
   }

@@ -11,10 +11,18 @@
 
 namespace mimic::sim {
 
+struct ComputeUnitStats {
+  uint64_t workgroups = 0;
+  SimTime busyNs = 0;  // time with a workgroup resident
+  uint64_t dmas = 0;
+};
+
 class ComputeUnit : public sc_core::sc_module {
  public:
   ComputeUnit(sc_core::sc_module_name name, ComputeEngine& engine, const exec::CostModel& costs,
               uint64_t hbmLatencyNs, FlowNetwork& network, int hbmResource, int dmaResource);
+
+  const ComputeUnitStats& stats() const { return stats_; }
 
  private:
   // A DMA waiting out the HBM latency before its bytes start to flow. The DMA engine keeps any
@@ -41,6 +49,7 @@ class ComputeUnit : public sc_core::sc_module {
   std::map<uint32_t, bool> dmaDone_;  // tokens of the current workgroup
   sc_core::sc_event startDue_;
   sc_core::sc_event dmaFinished_;
+  ComputeUnitStats stats_;
 };
 
 }  // namespace mimic::sim
