@@ -44,7 +44,6 @@ class FlowNetwork : public sc_core::sc_module {
   void start(const std::vector<PathUse>& path, uint64_t bytes, std::function<void()> onArrived);
 
   const ResourceStats& stats(int resource) const { return resources_[resource]; }
-  int activeFlows() const { return static_cast<int>(flows_.size()); }
 
  private:
   struct Flow {

@@ -36,7 +36,6 @@ class Topology {
   Topology(const DeviceLinkConfig& config, int numDevices, FlowNetwork& network);
 
   Route route(int srcDevice, int dstDevice) const;
-  int numLinks() const { return static_cast<int>(linkIds_.size()); }
 
  private:
   int ringLink(int from, int to) const;  // the resource of the hop from -> to (neighbours)
