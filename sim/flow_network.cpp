@@ -88,12 +88,16 @@ std::vector<std::function<void()>> FlowNetwork::finishArrived() {
 void FlowNetwork::assignRates() {
   // Progressive filling: raise every unfrozen flow's rate together until some resource is
   // full, freeze the flows that cross it, and repeat with what is left.
-  std::vector<double> capacityLeft(resources_.size());
+  // Scratch vectors are members: this runs at every start and end of every DMA.
+  std::vector<double>& capacityLeft = capacityLeft_;
+  std::vector<double>& demand = demand_;
+  std::vector<bool>& frozen = frozen_;
+  capacityLeft.resize(resources_.size());
   for (size_t i = 0; i < resources_.size(); ++i) capacityLeft[i] = resources_[i].bandwidthGBps;
-  std::vector<bool> frozen(flows_.size(), false);
+  frozen.assign(flows_.size(), false);
   for (const auto& f : flows_) f->rate = 0;
   size_t unfrozen = flows_.size();
-  std::vector<double> demand(resources_.size());
+  demand.resize(resources_.size());
   while (unfrozen > 0) {
     std::fill(demand.begin(), demand.end(), 0.0);
     for (size_t i = 0; i < flows_.size(); ++i) {

@@ -67,6 +67,8 @@ class FlowNetwork : public sc_core::sc_module {
   std::vector<Resource> resources_;
   std::vector<std::unique_ptr<Flow>> flows_;
   SimTime lastUpdate_ = 0;
+  std::vector<double> capacityLeft_, demand_;  // assignRates' scratch
+  std::vector<bool> frozen_;
   sc_core::sc_event nextFinish_;
 };
 

@@ -26,10 +26,6 @@ std::shared_ptr<Completion> timedRecord(Runtime& rt, mimicEvent handle, const ch
   return recordOf(rt, *e, handle);
 }
 
-bool completedNow(Runtime& rt, const Completion& c) {
-  return c.done.load(std::memory_order_acquire) && c.end <= rt.sim().hostTime();
-}
-
 }  // namespace
 
 extern "C" {
@@ -76,7 +72,7 @@ mimicResult mimicEventQuery(mimicEvent event) {
     auto record = recordOf(rt, *e, event);
     rt.poll();
     rt.checkSticky(e->device);
-    return completedNow(rt, *record) ? MIMIC_SUCCESS : MIMIC_NOT_READY;
+    return rt.completedByNow(record) ? MIMIC_SUCCESS : MIMIC_NOT_READY;
   });
 }
 
@@ -95,7 +91,7 @@ mimicResult mimicEventElapsedTime(float* ms, mimicEvent start, mimicEvent end) {
     auto first = timedRecord(rt, start, "start");
     auto second = timedRecord(rt, end, "end");
     rt.poll();
-    if (!completedNow(rt, *first) || !completedNow(rt, *second)) return MIMIC_NOT_READY;
+    if (!rt.completedByNow(first) || !rt.completedByNow(second)) return MIMIC_NOT_READY;
     *ms = static_cast<float>((static_cast<double>(second->end) - static_cast<double>(first->end)) /
                              1e6);
     return MIMIC_SUCCESS;
@@ -107,7 +103,7 @@ mimicResult mimicEventGetTimestamp(mimicEvent event, uint64_t* simNs) {
     requireNotNull(simNs, "simNs");
     auto record = timedRecord(rt, event, "event");
     rt.poll();
-    if (!completedNow(rt, *record)) return MIMIC_NOT_READY;
+    if (!rt.completedByNow(record)) return MIMIC_NOT_READY;
     *simNs = record->end;
     return MIMIC_SUCCESS;
   });

@@ -127,11 +127,10 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
     const mimic::sim::SystemConfig& config = rt.config();
     mimic::exec::Executor executor(config.costs, config.compute.scratchpadBytes,
                                    rt.sim().device(device).memory());
-    std::vector<uint8_t> packed(static_cast<const uint8_t*>(args),
-                                static_cast<const uint8_t*>(args) + argBytes);
+    // Workgroups run before this returns, so they can read the caller's arguments in place.
     FunctionalResult result =
-        executeKernel(executor, function, packed.data(), {grid.x, grid.y, grid.z},
-                      config.compute.scratchpadBytes);
+        executeKernel(executor, function, static_cast<const uint8_t*>(args),
+                      {grid.x, grid.y, grid.z}, config.compute.scratchpadBytes);
     auto cmd = std::make_unique<mimic::sim::Command>();
     cmd->kind = mimic::sim::CommandKind::Kernel;
     cmd->launch = result.launch;
@@ -154,7 +153,7 @@ mimicResult mimicQueueGetKernelCounters(mimicQueue queue, mimicKernelCounters* c
     if (!launch) fail(MIMIC_ERROR_NO_KERNEL, "no kernel was launched on this queue");
     rt.poll();
     rt.checkSticky(q->device);
-    if (!done->done.load() || done->end > rt.sim().hostTime()) return MIMIC_NOT_READY;
+    if (!rt.completedByNow(done)) return MIMIC_NOT_READY;
     fillCounters(*launch, rt.config(), counters);
     return MIMIC_SUCCESS;
   });

@@ -10,10 +10,6 @@ namespace {
 // Queue functions that take no device argument: a NULL queue is device 0's default queue.
 constexpr int kDefaultQueueDevice = 0;
 
-bool hasCompletedBy(const std::shared_ptr<mimic::sim::Completion>& c, mimic::sim::SimTime now) {
-  return !c || (c->done.load(std::memory_order_acquire) && c->end <= now);
-}
-
 }  // namespace
 
 extern "C" {
@@ -48,8 +44,7 @@ mimicResult mimicQueueQuery(mimicQueue queue) {
     auto q = rt.queue(queue, kDefaultQueueDevice);
     rt.poll();
     rt.checkSticky(q->device);
-    return hasCompletedBy(rt.snapshot(q->last), rt.sim().hostTime()) ? MIMIC_SUCCESS
-                                                                     : MIMIC_NOT_READY;
+    return rt.completedByNow(rt.snapshot(q->last)) ? MIMIC_SUCCESS : MIMIC_NOT_READY;
   });
 }
 

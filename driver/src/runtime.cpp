@@ -242,6 +242,10 @@ std::shared_ptr<sim::Completion> Runtime::snapshot(const std::shared_ptr<sim::Co
   return field;
 }
 
+bool Runtime::completedByNow(const std::shared_ptr<sim::Completion>& c) {
+  return !c || (c->done.load(std::memory_order_acquire) && c->end <= sim_->hostTime());
+}
+
 void Runtime::wait(const std::vector<std::shared_ptr<sim::Completion>>& completions) {
   bool completed = sim_->wait(completions);
   observeFaults();

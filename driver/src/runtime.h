@@ -98,6 +98,8 @@ class Runtime {
                   std::shared_ptr<sim::Completion>* done);
   // A queue's last command or an event's last record, read under the submission lock.
   std::shared_ptr<sim::Completion> snapshot(const std::shared_ptr<sim::Completion>& field);
+  // Whether the command has completed as the host sees it now (no command: true).
+  bool completedByNow(const std::shared_ptr<sim::Completion>& c);
   // Blocks on completions, then surfaces any device failure the host can now see.
   void wait(const std::vector<std::shared_ptr<sim::Completion>>& completions);
   void waitForDevice(int device);

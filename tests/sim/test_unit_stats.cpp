@@ -71,16 +71,18 @@ TEST(UnitStatsTest, ComputeUnitsCountWorkgroupsTheirTimeAndDmas) {
   ASSERT_TRUE(sim.wait({completion}));
 
   const ComputeEngine& engine = sim.device(0).computeEngine();
-  uint64_t workgroups = 0, dmas = 0;
+  uint64_t workgroups = 0, dmas = 0, unitsWithOne = 0;
   for (int u = 0; u < engine.numUnits(); ++u) {
     const ComputeUnitStats& s = engine.unit(u).stats();
     workgroups += s.workgroups;
     dmas += s.dmas;
     if (s.workgroups == 1) {
+      ++unitsWithOne;
       EXPECT_EQ(s.busyNs, launch->end - launch->start);
     }
   }
   EXPECT_EQ(workgroups, 2u);
+  EXPECT_EQ(unitsWithOne, 2u);  // both ran at once, on two units
   EXPECT_EQ(dmas, 2u);
   EXPECT_GT(launch->end - launch->start, 1000u + config.hbm.latencyNs);
 }
