@@ -35,6 +35,8 @@ CostModel CostModel::read(sim::ParamReader& params, int lanes, double clockMHz) 
   c.clockGHz = clockMHz / 1000.0;
   c.scalarCycles = static_cast<uint32_t>(
       params.size("isa.scalar_cycles", 1, "cycles of a scalar instruction, and of issuing any"));
+  c.sloadCycles = static_cast<uint32_t>(
+      params.size("isa.sload_cycles", 4, "cycles of a scalar load from the scratchpad"));
   c.vectorCycles = static_cast<uint32_t>(params.size(
       "isa.vector_cycles", 1, "cycles per group of `lanes` elements, simple vector ops"));
   c.vectorComplexCycles = static_cast<uint32_t>(
@@ -80,6 +82,8 @@ uint64_t CostModel::cycles(const isa::Instr& instr, uint64_t elements, uint64_t 
     case Opcode::DmaLoad:
     case Opcode::DmaStore:
       return dmaIssueCycles;
+    case Opcode::SLoad:
+      return sloadCycles;
     default:
       return isa::pipeOf(instr.op) == isa::Pipe::Vector ? groups * vectorCycles : scalarCycles;
   }

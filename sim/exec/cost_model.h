@@ -17,6 +17,7 @@ struct CostModel {
   int lanes;                     // vector lanes: elements per vector cycle
   double clockGHz;               // cycles per ns
   uint32_t scalarCycles;         // any scalar instruction, and issuing any other
+  uint32_t sloadCycles;          // a scalar load from the scratchpad (SLoad)
   uint32_t vectorCycles;         // per lane-group, simple elementwise ops
   uint32_t vectorComplexCycles;  // per lane-group: divide, sqrt, transcendental functions
   uint32_t matrixF32MacsPerCycle;

@@ -35,7 +35,9 @@ void Workgroup::run() {
         default:
           step(in);
       }
-      if (isa::pipeOf(in.op) == Pipe::Scalar) issue(costs_.scalarCycles);
+      if (isa::pipeOf(in.op) == Pipe::Scalar) {
+        issue(in.op == Opcode::SLoad ? costs_.sloadCycles : costs_.scalarCycles);
+      }
       pc_ = next;
     }
     // The workgroup ends when all its pipes have drained.
@@ -111,6 +113,9 @@ void Workgroup::step(const Instr& in) {
       emit(in.op == Opcode::WaitAll ? TraceOp::Kind::WaitAll : TraceOp::Kind::Barrier, Pipe::Scalar,
            0, 0);
       break;
+    case Opcode::SLoad:
+      scalarLoad(in);
+      break;
     case Opcode::Mma:
       matrix(in);
       break;
@@ -166,6 +171,28 @@ void Workgroup::scalarAlu(const Instr& in) {
       break;
   }
   s(in.rd) = r;
+}
+
+void Workgroup::scalarLoad(const Instr& in) {
+  const int bytes = isa::dtypeSize(in.type);
+  const uint8_t* p = operand(s(in.ra), 0, 1, bytes, bytes, false, "SLoad source");
+  switch (in.type) {
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, p, sizeof v);
+      s(in.rd) = v;
+      break;
+    }
+    case DType::I64:
+      std::memcpy(&s(in.rd), p, sizeof(int64_t));
+      break;
+    case DType::U8:
+      s(in.rd) = *p;
+      break;
+    default:
+      fault(FaultKind::IllegalInstruction,
+            std::string("SLoad of ") + isa::dtypeName(in.type) + " (only i32, i64 and u8)");
+  }
 }
 
 bool Workgroup::scalarCompare(int64_t a, int64_t b, isa::Cond c) const {

@@ -56,6 +56,7 @@ class Workgroup {
   int64_t& s(uint8_t r) { return regs_[r]; }
   void step(const Instr& in);
   void scalarAlu(const Instr& in);
+  void scalarLoad(const Instr& in);
   bool scalarCompare(int64_t a, int64_t b, isa::Cond c) const;
   void vector(const Instr& in);
   void matrix(const Instr& in);

@@ -118,6 +118,16 @@ void KernelBuilder::alu(ScalarOp op, Reg d, Reg a, int64_t b) {
   in.imm = b;
 }
 
+Reg KernelBuilder::sload(DType t, Reg address) {
+  Reg d = reg();
+  sload(t, d, address);
+  return d;
+}
+
+void KernelBuilder::sload(DType t, Reg d, Reg address) {
+  emit(Opcode::SLoad, d.index, address.index).type = t;
+}
+
 void KernelBuilder::cmp(Cond c, Reg d, Reg a, Reg b) {
   emit(Opcode::SCmp, d.index, a.index, b.index).sub = static_cast<uint8_t>(c);
 }

@@ -49,6 +49,9 @@ class KernelBuilder {
   Reg gridDim(int dim);
   void alu(ScalarOp op, Reg d, Reg a, Reg b);
   void alu(ScalarOp op, Reg d, Reg a, int64_t b);
+  // d = the scratchpad element of type t (i32, i64 or u8) at byte address `address`.
+  Reg sload(DType t, Reg address);
+  void sload(DType t, Reg d, Reg address);
   void cmp(Cond c, Reg d, Reg a, Reg b);
   void cmp(Cond c, Reg d, Reg a, int64_t b);
   void br(Label l);

@@ -124,6 +124,7 @@ const OpFormat kFormats[] = {
     {"mma", SubKind::None, 1, 3, {kRd, kRa, kRb}},
     {"barrier", SubKind::None, 0, 0, {}},
     {"atomic.add", SubKind::None, 1, 3, {kRa, kRb, kRc}},
+    {"sload", SubKind::None, 1, 2, {kRd, kRa}},
 };
 static_assert(sizeof(kFormats) / sizeof(kFormats[0]) == kNumOpcodes,
               "one format per opcode, in Opcode order");

@@ -64,6 +64,9 @@
 //   AtomicAdd ra, rb, rc     HBM[ra] += v[rb] elementwise, rc elements of `type`
 //                            (f32, i32, i64), applied atomically; the atomics of a launch
 //                            are applied in workgroup order, so results are deterministic
+//   SLoad   rd, ra       rd = the scratchpad element of `type` (i32, i64 or u8) at byte
+//                       address ra: ints sign-extended, u8 zero-extended. It is how a kernel
+//                       reads data into a register (indices for gathers and scatters)
 //
 // Rules every valid program obeys (sim/isa/validate.h checks them at assembly and load):
 //   - fields an opcode does not use are zero, so every program has one text form and one image;
@@ -119,8 +122,9 @@ enum class Opcode : uint8_t {
   Mma,
   Barrier,
   AtomicAdd,
+  SLoad,  // after the others, so that existing images keep their encoding
 };
-constexpr int kNumOpcodes = static_cast<int>(Opcode::AtomicAdd) + 1;
+constexpr int kNumOpcodes = static_cast<int>(Opcode::SLoad) + 1;
 
 enum class ScalarOp : uint8_t { Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr, Min, Max };
 enum class Cond : uint8_t { Eq, Ne, Lt, Le, Gt, Ge };

@@ -54,6 +54,8 @@ unsigned allowedTypes(Opcode op, uint8_t sub) {
       return kFloats;
     case Opcode::AtomicAdd:
       return 1u << int(DType::F32) | 1u << int(DType::I32) | 1u << int(DType::I64);
+    case Opcode::SLoad:  // a scalar register holds an integer
+      return kInts | kU8;
     default:
       return kAll;
   }

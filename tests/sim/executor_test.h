@@ -69,6 +69,7 @@ inline CostModel testCosts() {
   c.lanes = 16;
   c.clockGHz = 1.5;
   c.scalarCycles = 1;
+  c.sloadCycles = 4;
   c.vectorCycles = 1;
   c.vectorComplexCycles = 8;
   c.matrixF32MacsPerCycle = 256;

@@ -157,15 +157,17 @@ TEST(AssemblerTest, EveryValidCombinationRoundTrips) {
 }
 
 TEST(AssemblerTest, CombinationCounts) {
-  int casts = 0, unaryExp = 0, mma = 0;
+  int casts = 0, unaryExp = 0, mma = 0, sload = 0;
   for (const Instr& in : everyCombination()) {
     casts += in.op == Opcode::VCast;
     unaryExp += in.op == Opcode::VUnary && UnaryOp(in.sub) == UnaryOp::Exp;
     mma += in.op == Opcode::Mma;
+    sload += in.op == Opcode::SLoad;
   }
   EXPECT_EQ(casts, kNumDTypes * kNumDTypes);
   EXPECT_EQ(unaryExp, 3);  // float types only
   EXPECT_EQ(mma, 3);
+  EXPECT_EQ(sload, 3);  // i32, i64, u8
 }
 
 TEST(AssemblerTest, ExampleProgram) {
@@ -366,6 +368,13 @@ TEST(DisassemblerTest, SingleInstructions) {
   EXPECT_EQ(disassemble(only("viota.i32 s1, s2")), "viota.i32 s1, s2");
   EXPECT_EQ(disassemble(only("atomic.add.f32 s1, s2, s3")), "atomic.add.f32 s1, s2, s3");
   EXPECT_EQ(disassemble(only("dma.store s1, s2, s3, d7")), "dma.store s1, s2, s3, d7");
+  const Instr sload = only("sload.u8 s4, s9");
+  EXPECT_EQ(sload.op, Opcode::SLoad);
+  EXPECT_EQ(sload.type, DType::U8);
+  EXPECT_EQ(sload.rd, 4);
+  EXPECT_EQ(sload.ra, 9);
+  EXPECT_EQ(disassemble(sload), "sload.u8 s4, s9");
+  EXPECT_EQ(disassemble(only("sload.i64 s31, s0")), "sload.i64 s31, s0");
   Instr bad;
   bad.op = Opcode(200);
   EXPECT_EQ(disassemble(bad), "<invalid opcode 200>");
@@ -404,6 +413,9 @@ TEST(AssemblerTest, ErrorsNameTheLine) {
       {kernel("  vun.exp.i32 s1, s2, s3"), 2, "type i32 not allowed for vun.exp"},
       {kernel("  mma.i32 s1, s2, s3"), 2, "type i32 not allowed for mma"},
       {kernel("  atomic.add.u8 s1, s2, s3"), 2, "type u8 not allowed for atomic.add"},
+      {kernel("  sload.f32 s1, s2"), 2, "type f32 not allowed for sload"},
+      {kernel("  sload.i32 s1"), 2, "sload.i32 takes 2 operands, got 1"},
+      {kernel("  sload s1, s2"), 2, "expected sload.<type>"},
       {kernel("  vbins.and.f32 s1, s2, s3, s4"), 2, "type f32 not allowed for vbins.and"},
       {kernel("  vun.not.bf16 s1, s2, s3"), 2, "type bf16 not allowed for vun.not"},
       {"\n  exit\n", 2, "instruction outside a kernel"},

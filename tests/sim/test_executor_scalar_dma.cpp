@@ -387,6 +387,104 @@ TEST_F(ExecutorTest, RunResetsThePreviousResult) {
   EXPECT_EQ(result_.trace.size(), 2u);
 }
 
+// ---- SLoad ----
+
+TEST_F(ExecutorTest, SLoadSignExtendsIntsAndZeroExtendsU8) {
+  writeSp<int32_t>(100, {-5, INT32_MAX});
+  writeSp<int64_t>(200, {INT64_MIN, 0x123456789abcdef0});
+  writeSp<uint8_t>(301, {0xff, 7});
+  ASSERT_TRUE(noFault(runAsm(R"(
+  li s1, 100
+  sload.i32 s2, s1
+  li s1, 104
+  sload.i32 s3, s1
+  li s1, 200
+  sload.i64 s4, s1
+  li s1, 208
+  sload.i64 s5, s1
+  li s1, 301
+  sload.u8 s6, s1
+  li s1, 302
+  sload.u8 s7, s1
+)" + dumpRegs({2, 3, 4, 5, 6, 7}))));
+  EXPECT_EQ(dumped(6),
+            (std::vector<int64_t>{-5, INT32_MAX, INT64_MIN, 0x123456789abcdef0, 255, 7}));
+}
+
+TEST_F(ExecutorTest, SLoadFeedsAddressing) {
+  // The gather pattern: an index read from the scratchpad picks the element to read next.
+  writeSp<int64_t>(0, {3});
+  writeSp<int32_t>(64, {10, 11, 12, 13});
+  ASSERT_TRUE(noFault(runAsm(R"(
+  li s1, 0
+  sload.i64 s2, s1
+  salu.shl s2, s2, #2
+  salu.add s2, s2, #64
+  sload.i32 s3, s2
+)" + dumpRegs({3}))));
+  EXPECT_EQ(dumped(1)[0], 13);
+}
+
+TEST_F(ExecutorTest, SLoadCostsItsOwnCyclesOnTheScalarPipe) {
+  costs_.scalarCycles = 2;
+  costs_.sloadCycles = 5;
+  ASSERT_TRUE(noFault(runAsm("li s1, 0\nsload.i64 s2, s1\nsload.u8 s3, s1\n")));
+  EXPECT_EQ(result_.counters.instructions[pipe(Pipe::Scalar)], 3u);
+  EXPECT_EQ(result_.counters.pipeCycles[pipe(Pipe::Scalar)], 2u + 2 * 5);
+  EXPECT_EQ(result_.counters.bytesRead, 0u);  // the scratchpad is not HBM
+}
+
+TEST_F(ExecutorTest, SLoadOutsideTheScratchpadFaults) {
+  const int64_t end = kScratchpadBytes;
+  for (const auto& [type, address] : std::vector<std::pair<std::string, int64_t>>{
+           {"i32", -4}, {"i32", end}, {"i64", end}, {"u8", end}}) {
+    runAsm("li s1, " + text(address) + "\nsload." + type + " s2, s1\n");
+    EXPECT_EQ(result_.fault.kind, FaultKind::IllegalAddress) << type << " at " << address;
+    EXPECT_NE(result_.fault.message.find("SLoad source scratchpad range"), std::string::npos)
+        << result_.fault.message;
+  }
+  // The last element is in range.
+  EXPECT_TRUE(noFault(runAsm("li s1, " + text(end - 8) + "\nsload.i64 s2, s1\n")));
+  EXPECT_TRUE(noFault(runAsm("li s1, " + text(end - 1) + "\nsload.u8 s2, s1\n")));
+}
+
+TEST_F(ExecutorTest, SLoadOfAMisalignedAddressFaults) {
+  runAsm("li s1, 6\nsload.i64 s2, s1\n");
+  EXPECT_EQ(result_.fault.kind, FaultKind::MisalignedAddress);
+  EXPECT_NE(result_.fault.message.find("`sload.i64 s2, s1`"), std::string::npos)
+      << result_.fault.message;
+  EXPECT_TRUE(noFault(runAsm("li s1, 7\nsload.u8 s2, s1\n")));  // bytes have no alignment
+}
+
+TEST_F(ExecutorTest, SLoadOfScratchpadADmaIsStillWritingIsAHazard) {
+  const uint64_t hbm = upload(std::vector<int64_t>(8, 42));
+  const std::string load =
+      "arg s1, 0\nli s2, 64\nli s3, 8\ndma.desc.i64 d0, 0, s3, s3, s3\n"
+      "dma.load s4, s2, s1, d0\n";
+  runAsm(load + "li s5, 120\nsload.i64 s6, s5\n", {addr(hbm)});
+  EXPECT_EQ(result_.fault.kind, FaultKind::ScratchpadHazard);
+  EXPECT_NE(result_.fault.message.find("SLoad source scratchpad range [120, 128) is read"),
+            std::string::npos)
+      << result_.fault.message;
+  // Outside the DMA's range, or once it has been waited for, the load is fine.
+  ASSERT_TRUE(noFault(runAsm(load + "li s5, 128\nsload.i64 s6, s5\nwait s4\nli s5, 120\n" +
+                                 "sload.i64 s7, s5\n" + dumpRegs({7}),
+                             {addr(hbm)})));
+  EXPECT_EQ(dumped(1)[0], 42);
+}
+
+TEST_F(ExecutorTest, SLoadOfScratchpadADmaStoreIsReadingIsFine) {
+  const uint64_t hbm = alloc(64);
+  writeSp<int64_t>(64, {9});
+  ASSERT_TRUE(
+      noFault(runAsm("arg s1, 0\nli s2, 64\nli s3, 8\nli s8, 1\n"
+                     "dma.desc.i64 d0, 0, s8, s3, s3\ndma.store s4, s1, s2, d0\n"
+                     "sload.i64 s6, s2\n" +
+                         dumpRegs({6}),
+                     {addr(hbm)})));
+  EXPECT_EQ(dumped(1)[0], 9);
+}
+
 // ---- DMA ----
 
 struct DmaDim {

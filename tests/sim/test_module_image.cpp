@@ -260,7 +260,7 @@ TEST(ModuleImageTest, MalformedImagesNameTheFunctionAndInstruction) {
   const Module good = assemble(kEveryOpcode);
   const BadModule cases[] = {
       {"opcode", [](Module& m) { m.functions[0].code[2].op = Opcode(kNumOpcodes); },
-       "instruction 2: invalid opcode 33"},
+       "instruction 2: invalid opcode " + std::to_string(kNumOpcodes)},
       {"sub", [](Module& m) { m.functions[0].code[3].sub = 12; },
        "instruction 3: invalid sub-operation 12 for salu"},
       {"type", [](Module& m) { m.functions[0].code[14].type = DType(6); },

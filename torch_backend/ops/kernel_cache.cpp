@@ -45,15 +45,28 @@ void launch(const LaunchContext& ctx, mimicFunction fn, mimicDim3 grid,
   MIMIC_CHECK(mimicLaunchKernel(fn, grid, args.data(), args.size() * sizeof(int64_t), ctx.queue));
 }
 
-size_t scratchpadBytes(int device) {
+namespace {
+
+// The properties of `device`, read once.
+const mimicDeviceProperties& propertiesOf(int device) {
   static std::mutex m;
-  static std::map<int, size_t> bytes;
+  static std::map<int, mimicDeviceProperties> table;
   std::lock_guard<std::mutex> lock(m);
-  auto found = bytes.find(device);
-  if (found != bytes.end()) return found->second;
+  auto found = table.find(device);
+  if (found != table.end()) return found->second;
   mimicDeviceProperties props{};
   MIMIC_CHECK(mimicDeviceGetProperties(device, &props));
-  return bytes[device] = props.scratchpadBytes;
+  return table[device] = props;
+}
+
+}  // namespace
+
+size_t scratchpadBytes(int device) {
+  return propertiesOf(device).scratchpadBytes;
+}
+
+int computeUnits(int device) {
+  return propertiesOf(device).computeUnits;
 }
 
 int64_t scalarBits(double value, isa::DType type) {

@@ -25,6 +25,9 @@ void launch(const LaunchContext& ctx, mimicFunction fn, mimicDim3 grid,
 // Scratchpad bytes of one compute unit of `device` (cached).
 size_t scratchpadBytes(int device);
 
+// Compute units of `device` (cached): how many workgroups a launch needs to fill the device.
+int computeUnits(int device);
+
 // The bits of `value` converted to `type`, as a kernel argument for VBinaryS/VFill-style scalar
 // operands (floats as their IEEE bits, integers sign-extended).
 int64_t scalarBits(double value, isa::DType type);

@@ -1,0 +1,207 @@
+#include "torch_backend/ops/elementwise.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+#include "torch_backend/ops/elementwise_emit.h"
+#include "torch_backend/ops/elementwise_kernel.h"
+#include "torch_backend/ops/elementwise_program.h"
+#include "torch_backend/ops/elementwise_rand.h"
+#include "torch_backend/ops/kernel_cache.h"
+
+namespace mimic::ops {
+namespace {
+
+struct CompiledProgram {
+  Program program;
+  int temps;
+};
+
+// Parsed once per program text and dtypes; entries stay for the life of the process.
+const CompiledProgram& compiledProgram(const std::string& key, const std::string& text,
+                                       isa::DType compute, const std::vector<isa::DType>& inputs,
+                                       isa::DType out, size_t numScalars) {
+  static std::mutex m;
+  static std::map<std::string, std::unique_ptr<CompiledProgram>> programs;
+  std::lock_guard<std::mutex> lock(m);
+  auto found = programs.find(key);
+  if (found != programs.end()) return *found->second;
+  Program program = parseProgram(text, compute, inputs, out, numScalars);
+  const int temps = countTemps(program);
+  auto& entry = programs[key];
+  entry = std::make_unique<CompiledProgram>(CompiledProgram{std::move(program), temps});
+  return *entry;
+}
+
+void checkShapes(const TensorView& out, const std::vector<TensorView>& inputs,
+                 const std::string& program) {
+  auto where = [&] { return " (elementwise program '" + program + "')"; };
+  if (out.strides.size() != out.sizes.size()) {
+    throw std::invalid_argument("elementwise: out has " + std::to_string(out.sizes.size()) +
+                                " sizes but " + std::to_string(out.strides.size()) + " strides" +
+                                where());
+  }
+  for (int64_t s : out.sizes) {
+    if (s < 0) throw std::invalid_argument("elementwise: negative size in out" + where());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorView& in = inputs[i];
+    if (in.sizes != out.sizes || in.strides.size() != in.sizes.size()) {
+      throw std::invalid_argument("elementwise: input " + std::to_string(i) +
+                                  " does not have out's rank and sizes, with one stride per dim" +
+                                  where());
+    }
+  }
+}
+
+// The op's dims after dropping size-1 dims and merging neighbours that are contiguous with
+// each other in every operand, innermost first. Row-major element order is unchanged.
+struct Coalesced {
+  std::vector<int64_t> sizes;
+  std::vector<std::vector<int64_t>> strides;  // [operand][dim], in elements
+};
+
+Coalesced coalesce(const std::vector<const TensorView*>& operands) {
+  Coalesced c;
+  c.strides.resize(operands.size());
+  const std::vector<int64_t>& sizes = operands[0]->sizes;
+  for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
+    if (sizes[d] == 1) continue;
+    bool merge = !c.sizes.empty();
+    for (size_t j = 0; j < operands.size() && merge; ++j) {
+      merge = operands[j]->strides[d] == c.strides[j].back() * c.sizes.back();
+    }
+    if (merge) {
+      c.sizes.back() *= sizes[d];
+      continue;
+    }
+    c.sizes.push_back(sizes[d]);
+    for (size_t j = 0; j < operands.size(); ++j) c.strides[j].push_back(operands[j]->strides[d]);
+  }
+  if (c.sizes.empty()) {  // one element
+    c.sizes.push_back(1);
+    for (auto& s : c.strides) s.push_back(0);
+  }
+  return c;
+}
+
+int64_t roundUp(int64_t value, int64_t quantum) {
+  return (value + quantum - 1) / quantum * quantum;
+}
+
+// How the coalesced dims are cut into tiles (see elementwise_kernel.h).
+struct TilePlan {
+  int split = 0;
+  int64_t capacity = 0;  // elements per tile at most
+  int64_t inner = 1;     // elements of dims 0..split-1
+  int64_t extent = 0;    // elements of dim split per tile
+  int64_t chunks = 0;    // tiles along dim split
+  int64_t tiles = 0;
+};
+
+// Tiles of about numel / (2 x units) elements, so that every unit gets work and overlaps its
+// loads with compute; but at least 8192 elements, because each tile and each workgroup costs
+// host time in the interpreter while a small op's simulated time is mostly launch latency.
+TilePlan planTiles(const Coalesced& dims, int64_t numel, int64_t maxCapacity, int units) {
+  TilePlan plan;
+  plan.capacity = roundUp((numel + 2 * units - 1) / (2 * units), 64);
+  plan.capacity = std::max(plan.capacity, std::min<int64_t>(maxCapacity, 8192));
+  plan.capacity = std::min({plan.capacity, maxCapacity, roundUp(numel, 64)});
+  const int rank = static_cast<int>(dims.sizes.size());
+  const int maxSplit = std::min(rank, isa::kDmaDims) - 1;
+  while (plan.split < maxSplit && plan.inner * dims.sizes[plan.split] <= plan.capacity) {
+    plan.inner *= dims.sizes[plan.split++];
+  }
+  const int64_t size = dims.sizes[plan.split];
+  plan.extent = std::min(size, plan.capacity / plan.inner);
+  plan.chunks = (size + plan.extent - 1) / plan.extent;
+  plan.tiles = plan.chunks;
+  for (int d = plan.split + 1; d < rank; ++d) plan.tiles *= dims.sizes[d];
+  return plan;
+}
+
+std::vector<int64_t> kernelArgs(const Program& program, const IterationClass& iteration,
+                                const Coalesced& dims, const TilePlan& plan,
+                                const std::vector<const TensorView*>& operands,
+                                const std::vector<double>& scalars, RandomKey random) {
+  const ElementwiseArgs a = elementwiseArgs(program, iteration, scalars.size());
+  std::vector<int64_t> args(a.total);
+  args[ElementwiseArgs::kTiles] = plan.tiles;
+  args[ElementwiseArgs::kChunks] = plan.chunks;
+  args[ElementwiseArgs::kTileExtent] = plan.extent;
+  args[ElementwiseArgs::kSplitSize] = dims.sizes[plan.split];
+  args[ElementwiseArgs::kInner] = plan.inner;
+  args[ElementwiseArgs::kCapacity] = plan.capacity;
+  args[ElementwiseArgs::kRandOffset] = static_cast<int64_t>(random.offset);
+  int64_t dense = 1;
+  for (int d = 0; d < iteration.rank; ++d) {
+    args[ElementwiseArgs::kSizes + d] = dims.sizes[d];
+    if (d <= plan.split) args[a.spElements + d] = dense;
+    if (d < plan.split) dense *= dims.sizes[d];
+  }
+  for (size_t j = 0; j < operands.size(); ++j) {
+    const int base = a.operands + static_cast<int>(j) * (iteration.rank + 1);
+    const int64_t size = isa::dtypeSize(operands[j]->dtype);
+    args[base] = reinterpret_cast<int64_t>(operands[j]->data);
+    for (int d = 0; d < iteration.rank; ++d) args[base + 1 + d] = dims.strides[j][d] * size;
+  }
+  for (size_t s = 0; s < scalars.size(); ++s) {
+    args[a.scalars + s] = scalarBits(scalars[s], program.compute);
+  }
+  for (int n = 0; n < program.numRand; ++n) args[a.randKeys + n] = randKey(random.seed, n);
+  return args;
+}
+
+}  // namespace
+
+void elementwise(const LaunchContext& ctx, const TensorView& out,
+                 const std::vector<TensorView>& inputs, const std::string& text, isa::DType compute,
+                 const std::vector<double>& scalars, RandomKey random) {
+  std::vector<isa::DType> dtypes;
+  std::string key = text + "|" + isa::dtypeName(compute) + "|" + isa::dtypeName(out.dtype) + "|" +
+                    std::to_string(scalars.size()) + "|";
+  for (const TensorView& in : inputs) {
+    dtypes.push_back(in.dtype);
+    key += isa::dtypeName(in.dtype) + std::string(",");
+  }
+  const CompiledProgram& compiled =
+      compiledProgram(key, text, compute, dtypes, out.dtype, scalars.size());
+  const Program& program = compiled.program;
+  checkShapes(out, inputs, text);
+  if (out.numel() == 0) return;
+
+  std::vector<const TensorView*> operands{&out};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (program.usedInputs >> i & 1u) operands.push_back(&inputs[i]);
+  }
+  const Coalesced dims = coalesce(operands);
+  IterationClass iteration;
+  iteration.rank = static_cast<int>(dims.sizes.size());
+  for (size_t i = 0, op = 1; i < inputs.size(); ++i) {
+    if (!(program.usedInputs >> i & 1u)) continue;
+    const auto& s = dims.strides[op++];
+    if (std::all_of(s.begin(), s.end(), [](int64_t x) { return x == 0; })) {
+      iteration.uniformInputs |= 1u << i;
+    }
+  }
+  const KernelLayout layout =
+      planLayout(program, compiled.temps, iteration.uniformInputs, scratchpadBytes(ctx.device));
+  const int units = computeUnits(ctx.device);
+  const TilePlan plan = planTiles(dims, out.numel(), layout.capacity, units);
+  iteration.split = plan.split;
+
+  const std::string kernelKey = "elementwise|" + key + "|r" + std::to_string(iteration.rank) +
+                                "|p" + std::to_string(plan.split) + "|u" +
+                                std::to_string(iteration.uniformInputs);
+  mimicFunction fn = cachedKernel(ctx.device, kernelKey, [&] {
+    return buildElementwiseKernel(program, iteration, layout, scalars.size());
+  });
+  const uint32_t grid = static_cast<uint32_t>(std::min<int64_t>(plan.tiles, units));
+  launch(ctx, fn, {grid, 1, 1},
+         kernelArgs(program, iteration, dims, plan, operands, scalars, random));
+}
+
+}  // namespace mimic::ops

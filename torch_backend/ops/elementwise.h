@@ -1,0 +1,44 @@
+// The generic elementwise op: every pointwise torch op, copy, cast and fill runs through it.
+//
+//   elementwise(ctx, out, {a, b}, "x0 x1 s0 mul add", isa::DType::F32, {alpha});  // a + alpha*b
+//
+// The program language is described in elementwise_program.h: reverse-Polish tokens over the
+// inputs x0..x7 (each loaded in its dtype and converted to `compute`), the scalars s0..s7,
+// literals, `rand`, and unary, binary, compare, where and fma ops computed in `compute`. The one
+// value left is converted to out.dtype as VCast does (float to int truncates and saturates,
+// NaN gives 0; a mask gives 0/1).
+//
+// `rand` gives uniform values in [0, 1) (float compute types only) from a counter-based hash:
+// the value at the output element of row-major linear index i (over out.sizes, whatever out's
+// strides) is a pure function of (random.seed, random.offset + i, n), where n counts the rand
+// tokens before it; see elementwise_rand.h. Results are the same on every run and device.
+// Advance random.offset by out.numel() between calls with one seed to get fresh values.
+//
+// out may be one of the inputs (the same view: in place); other overlaps are not supported.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "torch_backend/ops/tensor_view.h"
+
+namespace mimic::ops {
+
+struct RandomKey {
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+};
+
+// out[i] = program(inputs[0][i], inputs[1][i], ..., scalars) for every index i of out.sizes.
+// Every input has exactly out's rank and sizes (broadcasts are expanded with stride 0); any
+// strides and dtypes for inputs and out (out must not overlap itself). Up to 8 inputs and 8
+// scalars; scalars are converted to `compute` (kernel arguments: one compiled kernel serves
+// all values). A zero-element out launches nothing. The launch is queued on ctx.queue.
+// Throws std::invalid_argument for a bad program (elementwise_program.h), mismatched ranks or
+// sizes, or too many inputs or scalars; mimic::Error if the launch fails.
+void elementwise(const LaunchContext& ctx, const TensorView& out,
+                 const std::vector<TensorView>& inputs, const std::string& program,
+                 isa::DType compute, const std::vector<double>& scalars, RandomKey random = {});
+
+}  // namespace mimic::ops

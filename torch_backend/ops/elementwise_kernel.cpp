@@ -1,0 +1,338 @@
+#include "torch_backend/ops/elementwise_kernel.h"
+
+#include <stdexcept>
+#include <vector>
+
+#include "sim/isa/builder.h"
+
+namespace mimic::ops {
+namespace {
+
+using isa::Cond;
+using isa::DType;
+using isa::Reg;
+using isa::ScalarOp;
+
+constexpr int64_t kCapacityQuantum = 64;  // keeps every buffer 64-byte aligned
+
+bool loaded(const Program& p, unsigned uniformInputs, int input) {
+  return (p.usedInputs >> input & 1u) && !(uniformInputs >> input & 1u);
+}
+
+class KernelGen {
+ public:
+  KernelGen(const Program& p, const IterationClass& it, const KernelLayout& layout,
+            size_t numScalars)
+      : p_(p),
+        it_(it),
+        layout_(layout),
+        args_(elementwiseArgs(p, it, numScalars)),
+        k_("elementwise", static_cast<uint32_t>(args_.total)) {
+    for (int i = 0, op = 1; i < static_cast<int>(p.inputs.size()); ++i) {
+      if (p.usedInputs >> i & 1u) operand_[i] = op++;
+      if (loaded(p, it.uniformInputs, i)) loaded_.push_back(i);
+    }
+  }
+
+  isa::Function build() {
+    desc_ = k_.desc();
+    tileRange();
+    for (int s = 0; s < layout_.depth; ++s) {
+      loadTokens_.emplace_back();
+      for (size_t j = 0; j < loaded_.size(); ++j) loadTokens_.back().push_back(k_.li(0));
+      storeTokens_.push_back(k_.li(0));  // token 0 is never issued: waiting on it is free
+    }
+    loadUniformInputs();
+    if (p_.numRand) {
+      Reg capacity = k_.arg(ElementwiseArgs::kCapacity), iota = k_.li(layout_.rand.iota);
+      k_.iota(DType::I32, iota, capacity);
+      k_.release(iota);
+      k_.release(capacity);
+    }
+    int64_t uniformResult = 0;
+    if (p_.uniform) {
+      Reg capacity = k_.arg(ElementwiseArgs::kCapacity);
+      uniformResult = emitTile(k_, p_, buffers(0), {capacity, capacity, args_.scalars});
+      k_.release(capacity);
+    } else if (!loaded_.empty()) {
+      loadTile(i_, 0);
+    }
+    isa::Label loop = k_.label(), done = k_.label();
+    k_.bind(loop);
+    for (int s = 0; s < layout_.depth; ++s) {
+      Reg t = k_.reg();
+      k_.cmp(Cond::Ge, t, i_, end_);
+      k_.brnz(t, done);
+      if (!loaded_.empty()) prefetch(t, (s + 1) % layout_.depth);
+      k_.release(t);
+      for (Reg token : loadTokens_[s]) k_.wait(token);
+      if (!p_.direct && !p_.uniform) k_.wait(storeTokens_[s]);  // it read this set's output
+      computeAndStore(s, uniformResult);
+      k_.alu(ScalarOp::Add, i_, i_, 1);
+    }
+    k_.br(loop);
+    k_.bind(done);
+    k_.waitAll();
+    return k_.finish();
+  }
+
+ private:
+  struct Geometry {
+    Reg chunkStart, count, outer;  // of dim split; the tile's index over the outer dims
+  };
+
+  TileBuffers buffers(int set) const { return layout_.buffers(set, p_, it_.uniformInputs); }
+
+  // [i_, end_) = [w*T/G, (w+1)*T/G).
+  void tileRange() {
+    Reg w = k_.workgroupId(0), g = k_.gridDim(0), tiles = k_.arg(ElementwiseArgs::kTiles);
+    i_ = k_.reg();
+    end_ = k_.reg();
+    k_.alu(ScalarOp::Mul, i_, w, tiles);
+    k_.alu(ScalarOp::Div, i_, i_, g);
+    k_.alu(ScalarOp::Add, w, w, 1);
+    k_.alu(ScalarOp::Mul, end_, w, tiles);
+    k_.alu(ScalarOp::Div, end_, end_, g);
+    for (Reg r : {w, g, tiles}) k_.release(r);
+  }
+
+  Geometry geometry(Reg tile) {
+    Geometry g{k_.reg(), k_.reg(), k_.reg()};
+    Reg t = k_.arg(ElementwiseArgs::kChunks);
+    k_.alu(ScalarOp::Div, g.outer, tile, t);
+    k_.alu(ScalarOp::Rem, g.chunkStart, tile, t);
+    k_.release(t);
+    Reg extent = k_.arg(ElementwiseArgs::kTileExtent);
+    k_.alu(ScalarOp::Mul, g.chunkStart, g.chunkStart, extent);
+    Reg size = k_.arg(ElementwiseArgs::kSplitSize);
+    k_.alu(ScalarOp::Sub, g.count, size, g.chunkStart);
+    k_.alu(ScalarOp::Min, g.count, g.count, extent);
+    k_.release(size);
+    k_.release(extent);
+    return g;
+  }
+
+  void release(const Geometry& g) {
+    for (Reg r : {g.chunkStart, g.count, g.outer}) k_.release(r);
+  }
+
+  int operandArg(int op) const { return args_.operands + op * (it_.rank + 1); }
+
+  // The HBM address of operand `op`'s part of the tile.
+  Reg address(int op, const Geometry& g) {
+    const int base = operandArg(op);
+    Reg addr = k_.arg(base), t = k_.arg(base + 1 + it_.split);
+    k_.alu(ScalarOp::Mul, t, t, g.chunkStart);
+    k_.alu(ScalarOp::Add, addr, addr, t);
+    if (it_.rank > it_.split + 1) {
+      Reg q = k_.reg();
+      k_.mov(q, g.outer);
+      for (int d = it_.split + 1; d < it_.rank; ++d) {
+        if (d + 1 < it_.rank) {
+          Reg size = k_.arg(ElementwiseArgs::kSizes + d);
+          k_.alu(ScalarOp::Rem, t, q, size);
+          k_.alu(ScalarOp::Div, q, q, size);
+          k_.release(size);
+        } else {
+          k_.mov(t, q);
+        }
+        Reg stride = k_.arg(base + 1 + d);
+        k_.alu(ScalarOp::Mul, t, t, stride);
+        k_.alu(ScalarOp::Add, addr, addr, t);
+        k_.release(stride);
+      }
+      k_.release(q);
+    }
+    k_.release(t);
+    return addr;
+  }
+
+  // Sets the descriptor for operand `op`'s tile: dense in scratchpad, strided in HBM.
+  void describe(int op, DType type, Reg splitCount) {
+    for (int d = 0; d <= it_.split; ++d) {
+      Reg count = d < it_.split ? k_.arg(ElementwiseArgs::kSizes + d) : splitCount;
+      Reg hbm = k_.arg(operandArg(op) + 1 + d), sp = k_.arg(args_.spElements + d);
+      k_.alu(ScalarOp::Mul, sp, sp, isa::dtypeSize(type));
+      k_.dmaDim(desc_, type, d, count, hbm, sp);
+      if (d < it_.split) k_.release(count);
+      k_.release(hbm);
+      k_.release(sp);
+    }
+  }
+
+  void loadTile(Reg tile, int set) {
+    Geometry g = geometry(tile);
+    const TileBuffers b = buffers(set);
+    for (size_t j = 0; j < loaded_.size(); ++j) {
+      const int input = loaded_[j];
+      Reg addr = address(operand_[input], g);
+      describe(operand_[input], p_.inputs[input], g.count);
+      Reg sp = k_.li(b.inputs[input]);
+      k_.dmaLoad(loadTokens_[set][j], sp, addr, desc_);
+      k_.release(sp);
+      k_.release(addr);
+    }
+    release(g);
+  }
+
+  // Loads tile i_ + 1 into `set` if this workgroup has it.
+  void prefetch(Reg t, int set) {
+    isa::Label skip = k_.label();
+    Reg next = k_.reg();
+    k_.alu(ScalarOp::Add, next, i_, 1);
+    k_.cmp(Cond::Lt, t, next, end_);
+    k_.brz(t, skip);
+    if (p_.direct) k_.wait(storeTokens_[set]);  // its store reads the input buffers
+    loadTile(next, set);
+    k_.bind(skip);
+    k_.release(next);
+  }
+
+  // The program's registers are those the loop does not hold: the tile's geometry is
+  // recomputed for the store rather than kept.
+  void computeAndStore(int set, int64_t uniformResult) {
+    int64_t result = uniformResult;
+    if (!p_.uniform) {
+      Geometry g = geometry(i_);
+      Reg n = k_.arg(ElementwiseArgs::kInner);
+      k_.alu(ScalarOp::Mul, n, n, g.count);
+      Reg start = p_.numRand ? randStart(g) : n;
+      release(g);
+      result = emitTile(k_, p_, buffers(set), {n, start, args_.scalars, args_.randKeys});
+      if (p_.numRand) k_.release(start);
+      k_.release(n);
+    }
+    Geometry g = geometry(i_);
+    Reg addr = address(0, g);
+    describe(0, p_.out, g.count);
+    Reg sp = k_.li(result);
+    k_.dmaStore(storeTokens_[set], addr, sp, desc_);
+    k_.release(sp);
+    k_.release(addr);
+    release(g);
+  }
+
+  // random.offset + the row-major index of the tile's first element.
+  Reg randStart(const Geometry& g) {
+    Reg start = k_.arg(ElementwiseArgs::kSplitSize), t = k_.arg(ElementwiseArgs::kInner);
+    k_.alu(ScalarOp::Mul, start, start, g.outer);
+    k_.alu(ScalarOp::Add, start, start, g.chunkStart);
+    k_.alu(ScalarOp::Mul, start, start, t);
+    k_.release(t);
+    t = k_.arg(ElementwiseArgs::kRandOffset);
+    k_.alu(ScalarOp::Add, start, start, t);
+    k_.release(t);
+    return start;
+  }
+
+  // Inputs broadcast over the whole op: one element, repeated over the tile capacity once.
+  void loadUniformInputs() {
+    for (int i = 0; i < static_cast<int>(p_.inputs.size()); ++i) {
+      if (!(it_.uniformInputs >> i & 1u)) continue;
+      const DType type = p_.inputs[i];
+      Reg count = k_.arg(ElementwiseArgs::kCapacity), zero = k_.li(0);
+      Reg size = k_.li(isa::dtypeSize(type));
+      k_.dmaDim(desc_, type, 0, count, zero, size);
+      Reg addr = k_.arg(operandArg(operand_[i])), sp = k_.li(layout_.input[i]);
+      Reg token = k_.dmaLoad(sp, addr, desc_);
+      k_.wait(token);
+      for (Reg r : {count, zero, size, addr, sp, token}) k_.release(r);
+    }
+  }
+
+  const Program& p_;
+  const IterationClass& it_;
+  const KernelLayout& layout_;
+  const ElementwiseArgs args_;
+  isa::KernelBuilder k_;
+  int operand_[kMaxElementwiseInputs] = {};
+  std::vector<int> loaded_;  // inputs loaded per tile
+  isa::Desc desc_{0};
+  Reg i_{0}, end_{0};
+  std::vector<std::vector<Reg>> loadTokens_;  // [set][loaded input]
+  std::vector<Reg> storeTokens_;              // [set]
+};
+
+}  // namespace
+
+TileBuffers KernelLayout::buffers(int set, const Program& program, unsigned uniformInputs) const {
+  TileBuffers b;
+  const int64_t base = set * setBytes;
+  for (size_t i = 0; i < program.inputs.size(); ++i) {
+    b.inputs[i] = (uniformInputs >> i & 1u) ? input[i] : base + input[i];
+  }
+  b.out = program.uniform ? out : base + out;
+  b.temps = temps;
+  b.tempBytes = tempBytes;
+  b.rand = rand;
+  return b;
+}
+
+KernelLayout planLayout(const Program& p, int temps, unsigned uniformInputs,
+                        size_t scratchpadBytes) {
+  KernelLayout layout;
+  layout.depth = p.direct ? 3 : p.uniform ? 1 : 2;
+  int64_t perSet = 0, fixed = 0;
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    if (!(p.usedInputs >> i & 1u)) continue;
+    (loaded(p, uniformInputs, static_cast<int>(i)) ? perSet : fixed) += isa::dtypeSize(p.inputs[i]);
+  }
+  const int outSize = isa::dtypeSize(p.out);
+  if (!p.direct) (p.uniform ? fixed : perSet) += outSize;
+  fixed += temps * isa::dtypeSize(p.compute) + (p.numRand ? 4 * 4 : 0);  // RandBuffers
+  const int64_t perElement = layout.depth * perSet + fixed;
+  layout.capacity =
+      static_cast<int64_t>(scratchpadBytes) / perElement / kCapacityQuantum * kCapacityQuantum;
+  if (layout.capacity == 0) {
+    throw std::invalid_argument("elementwise: program '" + p.text + "' needs " +
+                                std::to_string(perElement * kCapacityQuantum) +
+                                " bytes of scratchpad, more than the " +
+                                std::to_string(scratchpadBytes) + " a compute unit has");
+  }
+  const int64_t c = layout.capacity;
+  int64_t next = 0;  // offsets in a set, then absolute after the sets
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    if (!loaded(p, uniformInputs, static_cast<int>(i))) continue;
+    layout.input[i] = next;
+    next += c * isa::dtypeSize(p.inputs[i]);
+  }
+  if (!p.uniform) {
+    layout.out = next;
+    if (!p.direct) next += c * outSize;
+  }
+  layout.setBytes = next;
+  next *= layout.depth;
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    if (!(p.usedInputs >> i & 1u) || loaded(p, uniformInputs, static_cast<int>(i))) continue;
+    layout.input[i] = next;
+    next += c * isa::dtypeSize(p.inputs[i]);
+  }
+  if (p.uniform) {
+    layout.out = next;
+    next += c * outSize;
+  }
+  layout.temps = next;
+  layout.tempBytes = c * isa::dtypeSize(p.compute);
+  next += temps * layout.tempBytes;
+  layout.rand = {next, next + 4 * c, next + 8 * c, next + 12 * c};
+  return layout;
+}
+
+ElementwiseArgs elementwiseArgs(const Program& p, const IterationClass& it, size_t numScalars) {
+  ElementwiseArgs a;
+  a.spElements = ElementwiseArgs::kSizes + it.rank;
+  a.operands = a.spElements + it.split + 1;
+  int operands = 1;
+  for (size_t i = 0; i < p.inputs.size(); ++i) operands += p.usedInputs >> i & 1u;
+  a.scalars = a.operands + operands * (it.rank + 1);
+  a.randKeys = a.scalars + static_cast<int>(numScalars);
+  a.total = a.randKeys + p.numRand;
+  return a;
+}
+
+isa::Function buildElementwiseKernel(const Program& program, const IterationClass& iteration,
+                                     const KernelLayout& layout, size_t numScalars) {
+  return KernelGen(program, iteration, layout, numScalars).build();
+}
+
+}  // namespace mimic::ops

@@ -1,0 +1,71 @@
+// The device kernel of the elementwise op (elementwise.h): scratchpad layout, arguments and the
+// tile loop around the program code of elementwise_emit.h.
+//
+// Iteration: the op's dims are coalesced to `rank` dims, numbered from the innermost. A tile
+// covers dims 0..split-1 whole and a chunk of dim `split` (split < 4: the tile is one strided
+// DMA of at most 4 dims per operand), and one index of every outer dim. Tiles are numbered in
+// row-major order, so each is a run of consecutive row-major element indices; workgroup w of G
+// takes tiles [w*T/G, (w+1)*T/G) and walks them with double buffering: the next tile's inputs
+// load while the current one computes, and each tile's store overlaps what follows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/isa/module.h"
+#include "torch_backend/ops/elementwise_emit.h"
+#include "torch_backend/ops/elementwise_program.h"
+
+namespace mimic::ops {
+
+// What the kernel's code depends on besides the program (part of the cache key).
+struct IterationClass {
+  int rank = 1;
+  int split = 0;
+  unsigned uniformInputs = 0;  // used inputs with stride 0 in every dim: loaded once
+};
+
+// Where every buffer lives in scratchpad.
+struct KernelLayout {
+  int64_t capacity = 0;  // elements per tile, at most
+  int depth = 1;         // buffer sets in the pipeline
+  int64_t setBytes = 0;  // one set: the loaded inputs' tiles and the output tile
+  int64_t input[kMaxElementwiseInputs] = {};  // offset in a set, or absolute for uniform inputs
+  int64_t out = 0;                            // offset in a set (absolute if uniform program)
+  int64_t temps = 0, tempBytes = 0;
+  RandBuffers rand = {};
+
+  TileBuffers buffers(int set, const Program& program, unsigned uniformInputs) const;
+};
+
+// Plans the layout for `temps` temporary slots (countTemps). Throws std::invalid_argument if
+// not even 64 elements of every buffer fit in `scratchpadBytes`.
+KernelLayout planLayout(const Program& program, int temps, unsigned uniformInputs,
+                        size_t scratchpadBytes);
+
+// Kernel argument slots. Operand 0 is the output, then the used inputs in index order; each
+// has its base address and its byte stride in every coalesced dim (inner first).
+struct ElementwiseArgs {
+  static constexpr int kTiles = 0;       // T
+  static constexpr int kChunks = 1;      // chunks of dim split
+  static constexpr int kTileExtent = 2;  // elements of dim split in a full chunk
+  static constexpr int kSplitSize = 3;   // size of dim split
+  static constexpr int kInner = 4;       // product of the sizes of dims 0..split-1
+  static constexpr int kCapacity = 5;    // elements per tile at most (<= layout capacity)
+  static constexpr int kRandOffset = 6;  // random.offset
+  static constexpr int kSizes = 7;       // size of each dim, inner first
+  int spElements = 0;                    // dense scratchpad strides (elements) of dims 0..split
+  int operands = 0;  // operand j: base at operands + j * (rank + 1), then its strides
+  int scalars = 0;   // the scalars' bits in the compute type
+  int randKeys = 0;  // randKey of each stream
+  int total = 0;
+};
+
+ElementwiseArgs elementwiseArgs(const Program& program, const IterationClass& iteration,
+                                size_t numScalars);
+
+// The kernel for one program and iteration class, laid out by `layout`.
+isa::Function buildElementwiseKernel(const Program& program, const IterationClass& iteration,
+                                     const KernelLayout& layout, size_t numScalars);
+
+}  // namespace mimic::ops

@@ -1,0 +1,175 @@
+// Host side of gemm: checks, the tile sizes for the device's scratchpad, and the launch.
+#include "torch_backend/ops/gemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "torch_backend/ops/gemm_kernel.h"
+#include "torch_backend/ops/kernel_cache.h"
+
+namespace mimic::ops {
+namespace {
+
+using isa::DType;
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::invalid_argument("gemm: " + what);
+}
+
+std::string shapeText(const TensorView& v) {
+  std::string text = "[";
+  for (size_t i = 0; i < v.sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(v.sizes[i]);
+  return text + "]";
+}
+
+void check(const TensorView& c, const TensorView& a, const TensorView& b) {
+  for (auto [v, name] : {std::pair{&a, "a"}, {&b, "b"}, {&c, "c"}}) {
+    if (v->sizes.size() != 3 || v->strides.size() != 3) {
+      fail(std::string(name) + " must be 3-D [batch, rows, cols] with 3 strides, not " +
+           shapeText(*v));
+    }
+    if (v->dtype != DType::F32 && v->dtype != DType::F16 && v->dtype != DType::BF16) {
+      fail(std::string(name) + " has dtype " + isa::dtypeName(v->dtype) +
+           "; only f32, f16 and bf16 are supported");
+    }
+  }
+  if (a.dtype != c.dtype || b.dtype != c.dtype) {
+    fail(std::string("dtypes differ: a ") + isa::dtypeName(a.dtype) + ", b " +
+         isa::dtypeName(b.dtype) + ", c " + isa::dtypeName(c.dtype));
+  }
+  const bool sizesMatch = a.sizes[0] == c.sizes[0] && b.sizes[0] == c.sizes[0] &&
+                          a.sizes[1] == c.sizes[1] && b.sizes[2] == c.sizes[2] &&
+                          a.sizes[2] == b.sizes[1];
+  if (!sizesMatch) {
+    fail("sizes do not match: a " + shapeText(a) + " @ b " + shapeText(b) + " into c " +
+         shapeText(c) + " (expected [batch, M, K] @ [batch, K, N] -> [batch, M, N])");
+  }
+  for (int64_t s : c.sizes) {
+    if (s < 0) fail("negative size in c " + shapeText(c));
+  }
+  if (a.sizes[2] < 0) fail("negative K in a " + shapeText(a));
+}
+
+int64_t roundUp8(int64_t bytes) {
+  return (bytes + 7) / 8 * 8;
+}
+
+struct Tiles {
+  int64_t m, n, k;
+};
+
+// Scratchpad bytes of a tile set: the f32 accumulator, then the double-buffered A and B tiles,
+// which the epilogue's buffers (old C, as f32, the result) reuse.
+int64_t bytesOf(const Tiles& t, int64_t e) {
+  const int64_t ab = 2 * (roundUp8(t.m * t.k * e) + roundUp8(t.k * t.n * e));
+  const int64_t mn = t.m * t.n;
+  const int64_t epilogue = roundUp8(mn * e) + (e != 4 ? roundUp8(mn * 4) + roundUp8(mn * e) : 0);
+  return roundUp8(mn * 4) + std::max(ab, epilogue);
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// The largest tiles that fit, no larger than the problem: big Mma instructions make the
+// interpreter fast. Tiles start at 128 x 128 x 128; when M or N is small the other grows to
+// keep the area. To fit, K shrinks first (down to 32), then the larger of M and N; then M or N
+// halve (down to 32) until there is a tile for every compute unit.
+Tiles chooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t e, int64_t budget,
+                  int units) {
+  constexpr int64_t kSide = 128, kArea = kSide * kSide;
+  Tiles t{std::min(m, kSide), 1, std::clamp<int64_t>(k, 1, kSide)};
+  t.n = std::min(n, std::max(kSide, kArea / t.m));
+  t.m = std::min(m, std::max(kSide, kArea / t.n));
+  while (bytesOf(t, e) > budget) {
+    if (t.k > 32) {
+      t.k = (t.k + 1) / 2;
+    } else if (t.m >= t.n && t.m > 1) {
+      t.m = (t.m + 1) / 2;
+    } else if (t.n > 1) {
+      t.n = (t.n + 1) / 2;
+    } else {
+      t.k = (t.k + 1) / 2;
+    }
+  }
+  while (batch * ceilDiv(m, t.m) * ceilDiv(n, t.n) < units && std::max(t.m, t.n) > 32) {
+    if (t.m >= t.n) {
+      t.m = (t.m + 1) / 2;
+    } else {
+      t.n = (t.n + 1) / 2;
+    }
+  }
+  return t;
+}
+
+int64_t f32Bits(double v) {
+  return scalarBits(v, DType::F32);
+}
+
+}  // namespace
+
+void gemm(const LaunchContext& ctx, const TensorView& c, const TensorView& a, const TensorView& b,
+          double alpha, double beta) {
+  check(c, a, b);
+  TensorView ca = a, cb = b, cc = c;
+  // With both operands transposed, C^T = B^T A^T reads them along contiguous rows.
+  if (a.strides[2] != 1 && a.strides[1] == 1 && b.strides[2] != 1 && b.strides[1] == 1) {
+    auto transposed = [](const TensorView& v) {
+      TensorView t = v;
+      std::swap(t.sizes[1], t.sizes[2]);
+      std::swap(t.strides[1], t.strides[2]);
+      return t;
+    };
+    ca = transposed(b);
+    cb = transposed(a);
+    cc = transposed(c);
+  }
+  const int64_t batch = cc.sizes[0], m = cc.sizes[1], n = cc.sizes[2], k = ca.sizes[2];
+  if (batch == 0 || m == 0 || n == 0) return;
+  const int64_t e = isa::dtypeSize(c.dtype);
+  const Tiles t = chooseTiles(batch, m, n, k, e, static_cast<int64_t>(scratchpadBytes(ctx.device)),
+                              computeUnits(ctx.device));
+
+  std::vector<int64_t> args(detail::kGemmArgCount, 0);
+  args[detail::kGemmC] = reinterpret_cast<int64_t>(cc.data);
+  args[detail::kGemmA] = reinterpret_cast<int64_t>(ca.data);
+  args[detail::kGemmB] = reinterpret_cast<int64_t>(cb.data);
+  args[detail::kGemmM] = m;
+  args[detail::kGemmN] = n;
+  args[detail::kGemmK] = k;
+  const TensorView* views[] = {&ca, &cb, &cc};
+  const int firstStride[] = {detail::kGemmABatch, detail::kGemmBBatch, detail::kGemmCBatch};
+  for (int v = 0; v < 3; ++v) {
+    for (int d = 0; d < 3; ++d) args[firstStride[v] + d] = views[v]->strides[d] * e;
+  }
+  args[detail::kGemmTileM] = t.m;
+  args[detail::kGemmTileN] = t.n;
+  args[detail::kGemmTileK] = t.k;
+  args[detail::kGemmAlpha] = f32Bits(alpha);
+  args[detail::kGemmBeta] = f32Bits(beta);
+  const int64_t accBytes = roundUp8(t.m * t.n * 4);
+  const int64_t aBytes = roundUp8(t.m * t.k * e), bBytes = roundUp8(t.k * t.n * e);
+  args[detail::kGemmSpAcc] = 0;
+  args[detail::kGemmSpA0] = accBytes;
+  args[detail::kGemmSpA1] = accBytes + aBytes;
+  args[detail::kGemmSpB0] = accBytes + 2 * aBytes;
+  args[detail::kGemmSpB1] = accBytes + 2 * aBytes + bBytes;
+  args[detail::kGemmSpOld] = accBytes;
+  args[detail::kGemmSpOldF32] = accBytes + roundUp8(t.m * t.n * e);
+  args[detail::kGemmSpOut] = args[detail::kGemmSpOldF32] + accBytes;
+
+  detail::GemmShape shape{c.dtype, beta != 0.0};
+  for (int v = 0; v < 3; ++v) {
+    shape.columnWalk[v] = std::llabs(views[v]->strides[1]) < std::llabs(views[v]->strides[2]);
+  }
+  mimicFunction fn =
+      cachedKernel(ctx.device, shape.key(), [&] { return detail::buildGemmKernel(shape); });
+  const mimicDim3 grid{static_cast<uint32_t>(ceilDiv(n, t.n)),
+                       static_cast<uint32_t>(ceilDiv(m, t.m)), static_cast<uint32_t>(batch)};
+  launch(ctx, fn, grid, args);
+}
+
+}  // namespace mimic::ops
