@@ -8,6 +8,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libopenblas0-pthread libopenblas-dev
   python3-pytest
+  libtorch-dev python3-torch pybind11-dev python3-torchvision
 )
 
 missing=()

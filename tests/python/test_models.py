@@ -1,0 +1,81 @@
+"""Real models on the device: forward, backward and an optimiser step equal the CPU's within
+tolerance, and every op on the way runs natively (no CPU fallback)."""
+import copy
+
+import pytest
+import torch
+
+import model_zoo
+import torch_mimic
+
+TOLERANCES = {"mlp": (1e-4, 1e-5), "cnn": (1e-3, 1e-4), "transformer": (1e-3, 1e-4), "resnet18": (2e-3, 2e-4)}
+
+
+def _optimizer(name, params):
+    if name in ("mlp", "cnn"):
+        return torch.optim.SGD(params, lr=0.05, momentum=0.9)
+    return torch.optim.Adam(params, lr=1e-3)
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "transformer", "resnet18"])
+def test_training_step_matches_cpu(name, device, fallbacks):
+    model, x, target = model_zoo.make(name)
+    on_device = copy.deepcopy(model).to(device)
+    model.train()
+    on_device.train()
+    cpu_opt, dev_opt = _optimizer(name, model.parameters()), _optimizer(name, on_device.parameters())
+    for _ in range(2):  # the second step uses the optimiser's state (momentum, Adam moments)
+        cpu_out, cpu_loss = model_zoo.train_step(name, model, cpu_opt, x, target)
+        dev_out, dev_loss = model_zoo.train_step(name, on_device, dev_opt, x.to(device), target.to(device))
+    rtol, atol = TOLERANCES[name]
+    torch.testing.assert_close(dev_out.cpu(), cpu_out, rtol=rtol, atol=atol)
+    torch.testing.assert_close(dev_loss.cpu(), cpu_loss, rtol=rtol, atol=atol)
+    for (pname, p_cpu), p_dev in zip(model.named_parameters(), on_device.parameters()):
+        torch.testing.assert_close(p_dev.grad.cpu(), p_cpu.grad, rtol=rtol * 10, atol=atol * 10,
+                                   msg=lambda m: f"gradient of {pname}: {m}")
+        torch.testing.assert_close(p_dev.cpu(), p_cpu, rtol=rtol, atol=atol, msg=lambda m: f"{pname}: {m}")
+    for (bname, b_cpu), b_dev in zip(model.named_buffers(), on_device.buffers()):
+        torch.testing.assert_close(b_dev.cpu(), b_cpu, rtol=rtol, atol=atol, msg=lambda m: f"{bname}: {m}")
+    assert fallbacks() == {}
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "transformer"])
+def test_training_with_dropout_runs_natively(name, device, fallbacks):
+    model, x, target = model_zoo.make(name, dropout=0.25)
+    model = model.to(device).train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    losses = [model_zoo.train_step(name, model, optimizer, x.to(device), target.to(device))[1].item()
+              for _ in range(3)]
+    assert all(torch.isfinite(torch.tensor(losses)))
+    assert fallbacks() == {}
+
+
+def test_foreach_optimizers_run_natively(device, fallbacks):
+    model, x, target = model_zoo.make("mlp")
+    on_device = copy.deepcopy(model).to(device)
+    for make_optimizer in (lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, foreach=True),
+                           lambda p: torch.optim.Adam(p, lr=1e-3, foreach=True)):
+        cpu_opt, dev_opt = make_optimizer(model.parameters()), make_optimizer(on_device.parameters())
+        model_zoo.train_step("mlp", model, cpu_opt, x, target)
+        model_zoo.train_step("mlp", on_device, dev_opt, x.to(device), target.to(device))
+        for p_cpu, p_dev in zip(model.parameters(), on_device.parameters()):
+            torch.testing.assert_close(p_dev.cpu(), p_cpu, rtol=1e-4, atol=1e-5)
+    assert fallbacks() == {}
+
+
+def test_same_program_same_results_and_times(device):
+    """Determinism: the same seeded step gives bit-identical results and simulated time."""
+    runs = []
+    for _ in range(2):
+        torch_mimic.manual_seed(7)
+        model, x, target = model_zoo.make("transformer", dropout=0.1)
+        model = model.to(device)
+        start, end = torch_mimic.Event(enable_timing=True), torch_mimic.Event(enable_timing=True)
+        start.record()
+        output, _ = model_zoo.train_step("transformer", model, torch.optim.SGD(model.parameters(), lr=0.1),
+                                         x.to(device), target.to(device))
+        end.record()
+        end.synchronize()
+        runs.append((output.cpu(), start.elapsed_time(end)))
+    assert torch.equal(runs[0][0], runs[1][0])
+    assert runs[0][1] == runs[1][1]

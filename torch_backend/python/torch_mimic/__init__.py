@@ -1,0 +1,58 @@
+"""torch_mimic: the mimic simulated accelerator as a PyTorch device.
+
+``import torch_mimic`` loads the backend library, registers the device module as
+``torch.privateuseone`` (and renames the device to ``mimic`` where PyTorch can) and registers the
+device's op kernels. Tensors then live on ``torch.device("privateuseone")``.
+"""
+import os as _os
+
+import torch as _torch
+
+_torch.ops.load_library(_os.path.join(_os.path.dirname(__file__), "libmimic_torch.so"))
+
+from ._device import (  # noqa: E402
+    DeviceProperties,
+    current_device,
+    device,
+    device_count,
+    get_device_properties,
+    is_available,
+    set_device,
+    sim_time,
+    synchronize,
+)
+from ._streams import Event, Stream, current_stream, default_stream, stream  # noqa: E402
+from ._memory import (  # noqa: E402
+    empty_cache,
+    empty_pinned,
+    is_pinned,
+    max_memory_allocated,
+    max_memory_reserved,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    memory_summary,
+    pin_memory,
+    reset_peak_memory_stats,
+)
+from ._random import (  # noqa: E402
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    set_rng_state,
+)
+from ._fallback import fallback_report, reset_fallback_report  # noqa: E402
+from . import _registration  # noqa: E402,F401  (registers the op kernels)
+from ._naming import DEVICE_TYPE  # noqa: E402
+
+__all__ = [
+    "DEVICE_TYPE", "DeviceProperties", "Event", "Stream", "current_device", "current_stream",
+    "default_stream", "device", "device_count", "empty_cache", "empty_pinned", "fallback_report",
+    "get_device_properties", "get_rng_state", "initial_seed", "is_available", "is_pinned",
+    "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
+    "memory_allocated", "memory_reserved", "memory_stats", "memory_summary", "pin_memory",
+    "reset_fallback_report", "reset_peak_memory_stats", "seed", "set_device", "set_rng_state",
+    "sim_time", "stream", "synchronize",
+]

@@ -1,0 +1,142 @@
+"""Shared machinery of the op registrations: the aten library for PrivateUse1, the generic CPU
+fallback for inputs the device cannot compute, and launching the elementwise primitive."""
+import functools
+import numbers
+
+import torch
+from torch.utils._pytree import tree_map
+
+LIB = torch.library.Library("aten", "IMPL", "PrivateUse1")
+_ops = torch.ops.mimic
+
+# dtypes the device computes in; others (float64, int8, int16, complex) are stored only.
+NATIVE_DTYPES = frozenset(
+    {torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.uint8, torch.bool}
+)
+FLOAT_DTYPES = frozenset({torch.float32, torch.float16, torch.bfloat16})
+
+
+class Unsupported(Exception):
+    """Raised by a kernel wrapper for inputs the device cannot compute; the op then runs on the
+    CPU through the counted fallback."""
+
+
+def _overload_name(op):
+    name = op._schema.name
+    return name if op._overloadname == "default" else f"{name}.{op._overloadname}"
+
+
+def _is_device(x):
+    return isinstance(x, torch.Tensor) and x.device.type not in ("cpu", "meta")
+
+
+def cpu_fallback(op, args, kwargs):
+    """Runs ``op`` on CPU copies of the device tensors, writes mutated arguments back and
+    returns results on the device: what at::native::cpu_fallback does for the C++ fallback."""
+    _ops.fallback_note(_overload_name(op))
+    device = next(x.device for x in _flatten(args, kwargs) if _is_device(x))
+    cpu_args = tree_map(lambda x: x.cpu() if _is_device(x) else x, args)
+    cpu_kwargs = tree_map(lambda x: x.cpu() if _is_device(x) else x, kwargs)
+    result = op(*cpu_args, **cpu_kwargs)
+    written = {}
+    for index, argument in enumerate(op._schema.arguments):
+        if argument.alias_info is None or not argument.alias_info.is_write:
+            continue
+        original = args[index] if index < len(args) else kwargs.get(argument.name)
+        updated = cpu_args[index] if index < len(args) else cpu_kwargs.get(argument.name)
+        if isinstance(original, torch.Tensor):
+            if original.shape != updated.shape:
+                original.resize_(updated.shape)
+            original.copy_(updated)
+            written[id(updated)] = original
+
+    def back(x):
+        if not isinstance(x, torch.Tensor):
+            return x
+        return written.get(id(x)) if id(x) in written else x.to(device)
+
+    return tree_map(back, result)
+
+
+def _flatten(args, kwargs):
+    flat = []
+    tree_map(flat.append, (args, kwargs))
+    return flat
+
+
+def impl(*names):
+    """Registers the decorated function for the named aten overloads. Raising ``Unsupported``
+    in it sends that call through the counted CPU fallback."""
+
+    def register(fn):
+        for name in names:
+            packet, _, overload = name.partition(".")
+            op = getattr(getattr(torch.ops.aten, packet), overload or "default")
+
+            def kernel(*args, _fn=fn, _op=op, **kwargs):
+                try:
+                    return _fn(*args, **kwargs)
+                except Unsupported:
+                    return cpu_fallback(_op, args, kwargs)
+
+            functools.update_wrapper(kernel, fn)
+            LIB.impl(name, kernel)
+        return fn
+
+    return register
+
+
+def require_native(*tensors):
+    for t in tensors:
+        if isinstance(t, torch.Tensor) and t.dtype not in NATIVE_DTYPES:
+            raise Unsupported()
+
+
+def compute_dtype(dtype):
+    """The dtype a kernel computes in: float for the half types (as PyTorch's CPU kernels do),
+    uint8 for bool, the dtype itself otherwise."""
+    if dtype in (torch.float16, torch.bfloat16):
+        return torch.float32
+    if dtype == torch.bool:
+        return torch.uint8
+    if dtype not in NATIVE_DTYPES:
+        raise Unsupported()
+    return dtype
+
+
+def is_scalar(x):
+    """A Python number or a CPU 0-dim tensor: an operand passed as a kernel scalar."""
+    return isinstance(x, numbers.Number) or (
+        isinstance(x, torch.Tensor) and x.dim() == 0 and x.device.type == "cpu"
+    )
+
+
+def scalar_value(x):
+    return x.item() if isinstance(x, torch.Tensor) else x
+
+
+def launch(out, inputs, program, compute, scalars=(), key=(0, 0)):
+    """Runs ``program`` (see torch_backend/ops/elementwise.h) over ``out``'s shape; inputs are
+    broadcast to it. A zero-element output launches nothing."""
+    require_native(out, *inputs)
+    if out.numel() == 0:
+        return out
+    shape = out.shape
+    expanded = [t if t.shape == shape else t.expand(shape) for t in inputs]
+    _ops.elementwise(out, expanded, program, compute_dtype(compute),
+                     [float(scalar_value(s)) for s in scalars], key[0], key[1])
+    return out
+
+
+def empty(shape, dtype, device):
+    return torch.empty(shape, dtype=dtype, device=device)
+
+
+def prepare_out(out, shape, dtype):
+    """Resizes an out= tensor to ``shape`` as PyTorch's out= variants do, and checks its dtype
+    can hold a ``dtype`` result."""
+    if not torch.can_cast(dtype, out.dtype):
+        raise RuntimeError(f"result type {dtype} can't be cast to the desired output type {out.dtype}")
+    if tuple(out.shape) != tuple(shape):
+        out.resize_(shape)
+    return out

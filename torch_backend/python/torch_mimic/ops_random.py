@@ -1,0 +1,104 @@
+"""Random fills and factories: uniform_, normal_, bernoulli_, random_, arange. Random values
+come from the elementwise primitive's counter-based ``rand`` with the device generator's key."""
+import math
+
+import torch
+
+from ._lib import FLOAT_DTYPES, Unsupported, empty, impl, launch, prepare_out
+from ._random import next_key
+
+_UNIFORM = "rand s1 s0 sub mul s0 add"
+# Box-Muller: 1 - u is in (0, 1], so the logarithm is finite.
+_NORMAL = "1 rand sub log -2 mul sqrt rand %r mul cos mul s1 mul s0 add" % (2 * math.pi)
+
+
+def _key(t, streams):
+    return next_key(t.device.index or 0, t.numel() * streams)
+
+
+def _float_only(self, name):
+    if self.dtype not in FLOAT_DTYPES:
+        if self.dtype == torch.float64:
+            raise Unsupported()
+        raise RuntimeError(f"{name} expects a floating point tensor, got {self.dtype}")
+
+
+@impl("uniform_")
+def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+    _float_only(self, "uniform_")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+    return launch(self, [], _UNIFORM, torch.float32, [from_, to], _key(self, 1))
+
+
+@impl("normal_")
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    _float_only(self, "normal_")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return launch(self, [], _NORMAL, torch.float32, [mean, std], _key(self, 2))
+
+
+@impl("bernoulli_.float")
+def bernoulli_float(self, p=0.5, *, generator=None):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    return launch(self, [], "rand s0 lt 1 0 where", torch.float32, [p], _key(self, 1))
+
+
+@impl("bernoulli_.Tensor")
+def bernoulli_tensor(self, p, *, generator=None):
+    return launch(self, [p.to(self.device)], "rand x0 lt 1 0 where", torch.float32, [], _key(self, 1))
+
+
+@impl("bernoulli")
+def bernoulli(self, *, generator=None):
+    out = empty(self.shape, self.dtype, self.device)
+    return launch(out, [self], "rand x0 lt 1 0 where", torch.float32, [], _key(out, 1))
+
+
+def _random_range(self, low, high):
+    span = high - low
+    if span <= 0:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if span > 2 ** 24:
+        raise Unsupported()  # a float32 uniform cannot cover wider ranges evenly
+    return launch(self, [], "rand s1 mul floor s0 add", torch.float32, [low, span], _key(self, 1))
+
+
+@impl("random_.from")
+def random_from(self, from_, to=None, *, generator=None):
+    if to is None:
+        raise Unsupported()
+    return _random_range(self, from_, to)
+
+
+@impl("random_.to")
+def random_to(self, to, *, generator=None):
+    return _random_range(self, 0, to)
+
+
+@impl("random_")
+def random_(self, *, generator=None):
+    if self.dtype == torch.bool:
+        return _random_range(self, 0, 2)
+    if self.dtype in FLOAT_DTYPES:
+        digits = {torch.float32: 24, torch.float16: 11, torch.bfloat16: 8}[self.dtype]
+        return _random_range(self, 0, 2 ** digits + 1) if digits < 24 else _random_range(self, 0, 2 ** 24)
+    raise Unsupported()
+
+
+def _arange_length(start, end, step):
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and start > end) or (step < 0 and start < end):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    return max(0, math.ceil((end - start) / step))
+
+
+@impl("arange.start_out")
+def arange_out(start, end, step=1, *, out):
+    length = _arange_length(start, end, step)
+    prepare_out(out, (length,), out.dtype)
+    compute = out.dtype if out.dtype in (torch.int32, torch.int64) else torch.float32
+    return launch(out, [], "idx s1 mul s0 add", compute, [start, step])

@@ -1,0 +1,172 @@
+// The core of the PrivateUse1 backend: tensor creation, copies, views and storage, and the
+// boxed CPU fallback for every op without a mimic kernel. The op kernels themselves are
+// registered from Python (torch_mimic/_ops) over the primitives of kernel_ops.cpp.
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/_local_scalar_dense_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_native.h>
+#include <torch/library.h>
+
+#include "torch_backend/src/caching_allocator.h"
+#include "torch_backend/src/copy.h"
+#include "torch_backend/src/device_runtime.h"
+#include "torch_backend/src/fallback_counter.h"
+
+namespace mimic::torch_backend {
+namespace {
+
+using c10::SymIntArrayRef;
+
+c10::DispatchKeySet deviceKeys() { return c10::DispatchKeySet(c10::DispatchKey::PrivateUse1); }
+
+void checkDevice(c10::optional<at::Device> device) {
+  const int index = device && device->has_index() ? device->index() : currentDevice();
+  ensureInitialized();
+  TORCH_CHECK(index >= 0 && index < deviceCountNoThrow(), "mimic: device index ", index,
+              " is out of range; this process has ", deviceCountNoThrow(), " mimic device(s)");
+  if (index != currentDevice()) setCurrentDevice(index);
+}
+
+// Allocations go to the current device, so a tensor for another device switches to it briefly.
+struct DeviceSwitch {
+  explicit DeviceSwitch(c10::optional<at::Device> device) : previous(currentDevice()) {
+    checkDevice(device);
+  }
+  ~DeviceSwitch() { setCurrentDevice(previous); }
+  int previous;
+};
+
+at::Tensor empty(SymIntArrayRef size, c10::optional<at::ScalarType> dtype,
+                 c10::optional<at::Layout> layout, c10::optional<at::Device> device,
+                 c10::optional<bool> pinMemory, c10::optional<at::MemoryFormat> format) {
+  DeviceSwitch on(device);
+  return at::detail::empty_generic(c10::asIntArrayRefSlow(size), &cachingAllocator(), deviceKeys(),
+                                   c10::dtype_or_default(dtype), format);
+}
+
+at::Tensor emptyStrided(SymIntArrayRef size, SymIntArrayRef stride,
+                        c10::optional<at::ScalarType> dtype, c10::optional<at::Layout> layout,
+                        c10::optional<at::Device> device, c10::optional<bool> pinMemory) {
+  DeviceSwitch on(device);
+  return at::detail::empty_strided_generic(c10::asIntArrayRefSlow(size),
+                                           c10::asIntArrayRefSlow(stride), &cachingAllocator(),
+                                           deviceKeys(), c10::dtype_or_default(dtype));
+}
+
+at::Tensor copyFrom(const at::Tensor& self, const at::Tensor& dst, bool nonBlocking) {
+  copyTensor(dst, self, nonBlocking);
+  return dst;
+}
+
+at::Tensor copyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {
+  // Only resize when the shape differs: resize_ of an equal shape would come back here through
+  // the fallback's write-back and recurse.
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  copyTensor(dst, self, false);
+  return dst;
+}
+
+const at::Tensor& resize(const at::Tensor& self, SymIntArrayRef symSize,
+                         c10::optional<at::MemoryFormat> format) {
+  at::IntArrayRef size = c10::asIntArrayRefSlow(symSize);
+  auto* impl = self.unsafeGetTensorImpl();
+  const int64_t numel = c10::multiply_integers(size);
+  const size_t needed = (self.storage_offset() + numel) * self.itemsize();
+  if (numel > 0 && needed > self.storage().nbytes()) {
+    DeviceSwitch on(self.device());
+    c10::DataPtr grown = cachingAllocator().allocate(needed);
+    const size_t old = self.storage().nbytes();
+    if (old > 0) {
+      const c10::Stream stream = currentStream(self.device().index());
+      MIMIC_TORCH_CHECK(mimicMemcpyAsync(grown.get(), self.storage().data(), old, queueOf(stream)));
+    }
+    self.storage().set_data_ptr_noswap(std::move(grown));
+    self.storage().set_nbytes(needed);
+  }
+  impl->set_sizes_contiguous(size);
+  if (format && *format != at::MemoryFormat::Preserve) impl->empty_tensor_restride(*format);
+  return self;
+}
+
+at::Tensor& setStorage(at::Tensor& self, c10::Storage source, c10::SymInt offset,
+                       SymIntArrayRef size, SymIntArrayRef stride) {
+  auto* impl = self.unsafeGetTensorImpl();
+  impl->set_storage_keep_dtype(std::move(source));
+  impl->set_storage_offset(offset.expect_int());
+  if (stride.empty()) {
+    impl->set_sizes_contiguous(c10::asIntArrayRefSlow(size));
+  } else {
+    impl->set_sizes_and_strides(c10::asIntArrayRefSlow(size), c10::asIntArrayRefSlow(stride));
+  }
+  return self;
+}
+
+at::Tensor& setTensor(at::Tensor& self, const at::Tensor& source) {
+  return setStorage(self, source.storage(), source.storage_offset(),
+                    c10::fromIntArrayRef(source.sizes()),
+                    c10::fromIntArrayRef(source.strides()));
+}
+
+at::Tensor view(const at::Tensor& self, SymIntArrayRef size) {
+  return at::native::view(self, c10::asIntArrayRefSlow(size));
+}
+
+at::Tensor asStrided(const at::Tensor& self, SymIntArrayRef size, SymIntArrayRef stride,
+                     c10::optional<c10::SymInt> offset) {
+  c10::optional<int64_t> storageOffset;
+  if (offset) storageOffset = offset->expect_int();
+  return at::native::as_strided_tensorimpl(self, c10::asIntArrayRefSlow(size),
+                                           c10::asIntArrayRefSlow(stride), storageOffset);
+}
+
+at::Tensor reshapeAlias(const at::Tensor& self, SymIntArrayRef size, SymIntArrayRef stride) {
+  return at::native::_reshape_alias(self, c10::asIntArrayRefSlow(size),
+                                    c10::asIntArrayRefSlow(stride));
+}
+
+at::Scalar localScalarDense(const at::Tensor& self) {
+  return at::native::_local_scalar_dense_cpu(self.cpu());
+}
+
+void recordStream(at::Tensor& self, c10::Stream stream) {
+  cachingAllocator().recordStream(self.storage().data_ptr(), stream);
+}
+
+void countedFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& name = op.schema().operator_name();
+  const std::string key = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+  noteFallback(key);
+  at::native::cpu_fallback(op, stack);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", empty);
+  m.impl("empty_strided", emptyStrided);
+  m.impl("_copy_from", copyFrom);
+  m.impl("_copy_from_and_resize", copyFromAndResize);
+  m.impl("resize_", resize);
+  m.impl("set_.source_Storage_storage_offset", setStorage);
+  m.impl("set_.source_Tensor", setTensor);
+  m.impl("view", view);
+  m.impl("as_strided", asStrided);
+  m.impl("_reshape_alias", reshapeAlias);
+  m.impl("unfold", at::native::unfold);
+  m.impl("_local_scalar_dense", localScalarDense);
+  m.impl("record_stream", recordStream);
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&countedFallback>());
+}
+
+// PyTorch 1.13 registers no autograd fallthrough for PrivateUse1, so ops outside aten (c10d,
+// custom ops) would fail to dispatch without this.
+TORCH_LIBRARY_IMPL(_, AutogradPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
+
+}  // namespace mimic::torch_backend

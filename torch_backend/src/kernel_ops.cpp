@@ -1,0 +1,141 @@
+// torch.ops.mimic.* primitives over the device op kernels (torch_backend/ops). The Python
+// package builds the aten ops from these; each call queues kernels on the current stream of the
+// tensors' device. A driver failure becomes a RuntimeError naming the primitive, the driver
+// error and, through the driver's detail, the kernel.
+#include <torch/library.h>
+
+#include <stdexcept>
+
+#include "mimic/mimic.hpp"
+#include "torch_backend/ops/elementwise.h"
+#include "torch_backend/ops/gemm.h"
+#include "torch_backend/ops/index.h"
+#include "torch_backend/ops/reduce.h"
+#include "torch_backend/src/device_runtime.h"
+#include "torch_backend/src/tensor_bridge.h"
+
+namespace mimic::torch_backend {
+namespace {
+
+// Runs a primitive, turning the kernels' exceptions into c10::Error that name the op.
+template <typename Body>
+void run(const char* op, const Body& body) {
+  try {
+    body();
+  } catch (const mimic::Error& e) {
+    TORCH_CHECK(false, "mimic: ", op, " failed on the device: ", e.what());
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK_NOT_IMPLEMENTED(false, "mimic: ", op, ": ", e.what());
+  }
+}
+
+void checkOnDevice(const at::Tensor& t, const at::Tensor& reference, const char* op) {
+  TORCH_CHECK(t.device() == reference.device(), "mimic: ", op, " needs every tensor on ",
+              reference.device(), ", got one on ", t.device());
+}
+
+std::vector<ops::TensorView> viewsOf(const at::TensorList& tensors, const at::Tensor& out,
+                                     const char* op) {
+  std::vector<ops::TensorView> views;
+  for (const at::Tensor& t : tensors) {
+    checkOnDevice(t, out, op);
+    views.push_back(viewOf(t));
+  }
+  return views;
+}
+
+void elementwise(const at::Tensor& out, at::TensorList inputs, c10::string_view program,
+                 at::ScalarType compute, at::ArrayRef<double> scalars, int64_t seed,
+                 int64_t offset) {
+  isa::DType computeType;
+  TORCH_CHECK_NOT_IMPLEMENTED(isaDTypeOf(compute, &computeType), "mimic: elementwise cannot compute in ", compute);
+  run("elementwise", [&] {
+    ops::elementwise(launchContextOf(out), viewOf(out), viewsOf(inputs, out, "elementwise"),
+                     std::string(program), computeType, scalars.vec(),
+                     ops::RandomKey{static_cast<uint64_t>(seed), static_cast<uint64_t>(offset)});
+  });
+}
+
+ops::ReduceKind reduceKindOf(c10::string_view kind) {
+  static const std::pair<const char*, ops::ReduceKind> kKinds[] = {
+      {"sum", ops::ReduceKind::Sum},       {"prod", ops::ReduceKind::Prod},
+      {"max", ops::ReduceKind::Max},       {"min", ops::ReduceKind::Min},
+      {"argmax", ops::ReduceKind::ArgMax}, {"argmin", ops::ReduceKind::ArgMin}};
+  for (const auto& [name, value] : kKinds) {
+    if (kind == name) return value;
+  }
+  TORCH_CHECK(false, "mimic: unknown reduction '", std::string(kind), "'");
+}
+
+void reduce(const at::Tensor& out, const at::Tensor& input, at::IntArrayRef dims,
+            c10::string_view kind) {
+  checkOnDevice(input, out, "reduce");
+  const ops::ReduceKind reduceKind = reduceKindOf(kind);
+  std::vector<int> reduced(dims.begin(), dims.end());
+  run("reduce", [&] { ops::reduce(launchContextOf(out), viewOf(out), viewOf(input), reduced, reduceKind); });
+}
+
+void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, double alpha, double beta) {
+  checkOnDevice(a, c, "gemm");
+  checkOnDevice(b, c, "gemm");
+  run("gemm", [&] { ops::gemm(launchContextOf(c), viewOf(c), viewOf(a), viewOf(b), alpha, beta); });
+}
+
+void indexSelect(const at::Tensor& out, const at::Tensor& input, int64_t dim, const at::Tensor& index) {
+  checkOnDevice(input, out, "index_select");
+  checkOnDevice(index, out, "index_select");
+  run("index_select", [&] {
+    ops::indexSelect(launchContextOf(out), viewOf(out), viewOf(input), static_cast<int>(dim), viewOf(index));
+  });
+}
+
+void gather(const at::Tensor& out, const at::Tensor& input, int64_t dim, const at::Tensor& index) {
+  checkOnDevice(input, out, "gather");
+  checkOnDevice(index, out, "gather");
+  run("gather", [&] {
+    ops::gather(launchContextOf(out), viewOf(out), viewOf(input), static_cast<int>(dim), viewOf(index));
+  });
+}
+
+void scatter(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+             bool accumulate) {
+  checkOnDevice(index, self, "scatter");
+  checkOnDevice(src, self, "scatter");
+  run("scatter", [&] {
+    ops::scatter(launchContextOf(self), viewOf(self), static_cast<int>(dim), viewOf(index), viewOf(src), accumulate);
+  });
+}
+
+void indexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+              double alpha) {
+  checkOnDevice(index, self, "index_add");
+  checkOnDevice(source, self, "index_add");
+  run("index_add", [&] {
+    ops::indexAdd(launchContextOf(self), viewOf(self), static_cast<int>(dim), viewOf(index), viewOf(source), alpha);
+  });
+}
+
+void indexPut(const at::Tensor& self, at::TensorList indices, const at::Tensor& values, bool accumulate) {
+  checkOnDevice(values, self, "index_put");
+  run("index_put", [&] {
+    ops::indexPut(launchContextOf(self), viewOf(self), viewsOf(indices, self, "index_put"), viewOf(values),
+                  accumulate);
+  });
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(mimic, m) {
+  m.def("elementwise(Tensor(a!) out, Tensor[] inputs, str program, ScalarType compute, "
+        "float[] scalars, int seed=0, int offset=0) -> ()",
+        elementwise);
+  m.def("reduce(Tensor(a!) out, Tensor input, int[] dims, str kind) -> ()", reduce);
+  m.def("gemm(Tensor(a!) c, Tensor a, Tensor b, float alpha, float beta) -> ()", gemm);
+  m.def("index_select(Tensor(a!) out, Tensor input, int dim, Tensor index) -> ()", indexSelect);
+  m.def("gather(Tensor(a!) out, Tensor input, int dim, Tensor index) -> ()", gather);
+  m.def("scatter(Tensor(a!) self, int dim, Tensor index, Tensor src, bool accumulate) -> ()", scatter);
+  m.def("index_add(Tensor(a!) self, int dim, Tensor index, Tensor source, float alpha) -> ()", indexAdd);
+  m.def("index_put(Tensor(a!) self, Tensor[] indices, Tensor values, bool accumulate) -> ()", indexPut);
+}
+
+}  // namespace mimic::torch_backend

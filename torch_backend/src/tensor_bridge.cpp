@@ -1,0 +1,78 @@
+#include "torch_backend/src/tensor_bridge.h"
+
+#include "torch_backend/src/device_runtime.h"
+
+namespace mimic::torch_backend {
+
+bool isaDTypeOf(at::ScalarType type, isa::DType* out) {
+  switch (type) {
+    case at::kFloat:
+      *out = isa::DType::F32;
+      return true;
+    case at::kHalf:
+      *out = isa::DType::F16;
+      return true;
+    case at::kBFloat16:
+      *out = isa::DType::BF16;
+      return true;
+    case at::kInt:
+      *out = isa::DType::I32;
+      return true;
+    case at::kLong:
+      *out = isa::DType::I64;
+      return true;
+    case at::kBool:
+    case at::kByte:
+      *out = isa::DType::U8;
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+ops::TensorView baseView(const at::Tensor& tensor, isa::DType dtype) {
+  ops::TensorView view;
+  view.data = tensor.data_ptr();
+  view.dtype = dtype;
+  view.sizes = tensor.sizes().vec();
+  view.strides = tensor.strides().vec();
+  return view;
+}
+
+}  // namespace
+
+ops::TensorView viewOf(const at::Tensor& tensor) {
+  isa::DType dtype;
+  TORCH_CHECK(isaDTypeOf(tensor.scalar_type(), &dtype), "mimic: the device cannot compute in ",
+              tensor.scalar_type());
+  return baseView(tensor, dtype);
+}
+
+ops::TensorView rawViewOf(const at::Tensor& tensor) {
+  const int64_t size = tensor.element_size();
+  switch (size) {
+    case 1:
+      return baseView(tensor, isa::DType::U8);
+    case 2:
+      return baseView(tensor, isa::DType::F16);  // moved, never converted: the bits survive
+    case 4:
+      return baseView(tensor, isa::DType::I32);
+    default: {
+      ops::TensorView view = baseView(tensor, isa::DType::I64);
+      const int64_t words = size / 8;
+      for (int64_t& stride : view.strides) stride *= words;
+      view.sizes.push_back(words);
+      view.strides.push_back(1);
+      return view;
+    }
+  }
+}
+
+ops::LaunchContext launchContextOf(const at::Tensor& tensor) {
+  const int device = tensor.device().index();
+  return {device, queueOf(currentStream(device))};
+}
+
+}  // namespace mimic::torch_backend

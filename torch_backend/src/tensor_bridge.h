@@ -1,0 +1,21 @@
+// From at::Tensor to the op kernels' TensorView, and the queue a tensor's work goes to.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "torch_backend/ops/tensor_view.h"
+
+namespace mimic::torch_backend {
+
+// The ISA element type of a torch dtype; false for dtypes the device cannot compute in
+// (float64, int8, int16, complex, ...), which are stored but not computed.
+bool isaDTypeOf(at::ScalarType type, isa::DType* out);
+// A view of a mimic tensor for the op kernels. Throws c10::Error for a dtype without ISA type.
+ops::TensorView viewOf(const at::Tensor& tensor);
+// A view that moves the tensor's bytes unchanged, whatever its dtype: elements become words
+// of an integer type of their size (or several words, for 16-byte complex elements).
+ops::TensorView rawViewOf(const at::Tensor& tensor);
+// The tensor's device and the queue of that device's current stream.
+ops::LaunchContext launchContextOf(const at::Tensor& tensor);
+
+}  // namespace mimic::torch_backend
