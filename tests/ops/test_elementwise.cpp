@@ -264,6 +264,21 @@ TEST_F(Elementwise, SizeOneDimsScalarsAndManyTiles) {
   check("x0 neg", f, {&cols}, outCols);
 }
 
+// idx is the row-major counter (offset + index), whatever the output's layout: arange.
+TEST_F(Elementwise, IndexCountsRowMajorInEveryLayout) {
+  for (DType type : {DType::F32, DType::I32, DType::I64}) {
+    Tensor out(type, {37, 300}, {1, 37});  // transposed: row-major order differs from memory
+    mimic::ops::elementwise({0, nullptr}, out.view(), {}, "idx s0 mul s1 add", type, {3, -5},
+                            RandomKey{0, 100});
+    out.download();
+    forEachIndex(out.sizes(), [&](const std::vector<int64_t>& index, int64_t linear) {
+      const Num value = out.at(out.position(index));
+      ASSERT_EQ(mimic::isa::isFloat(type) ? value.f : double(value.i), double((100 + linear) * 3 - 5))
+          << mimic::isa::dtypeName(type) << " element " << linear;
+    });
+  }
+}
+
 TEST_F(Elementwise, EmptyLaunchesNothing) {
   mimicQueue queue = newQueue();
   Tensor a(DType::F32, {0, 5}), out(DType::F32, {0, 5});

@@ -41,7 +41,7 @@ MODELS = {
     "cnn": (small_cnn, lambda: torch.randn(8, 3, 32, 32), _classify, lambda: torch.randint(0, 10, (8,))),
     "transformer": (transformer_layer, lambda: torch.randn(8, 32, 128), _regress,
                     lambda: torch.randn(8, 32, 128)),
-    "resnet18": (resnet18, lambda: torch.randn(2, 3, 64, 64), _classify, lambda: torch.randint(0, 10, (2,))),
+    "resnet18": (resnet18, lambda: torch.randn(4, 3, 96, 96), _classify, lambda: torch.randint(0, 10, (4,))),
 }
 
 

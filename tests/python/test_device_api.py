@@ -130,9 +130,15 @@ def test_memory_statistics(device):
 
 def test_out_of_memory_reports_the_numbers(device):
     total = torch_mimic.get_device_properties(0).total_memory
-    with pytest.raises(RuntimeError, match=r"out of memory.*Tried to allocate.*free.*largest free block"):
+    pattern = r"out of memory.*Tried to allocate.*allocated.*reserved.*free.*largest free block"
+    with pytest.raises(RuntimeError, match=pattern):
         torch.empty(total // 4 * 5, dtype=torch.uint8, device=device)
-    assert torch_mimic.memory_stats()["out_of_memory"] >= 1
+    held = torch.empty(total // 4 * 3, dtype=torch.uint8, device=device)
+    with pytest.raises(RuntimeError, match=pattern):
+        torch.empty(total // 2, dtype=torch.uint8, device=device)
+    del held
+    assert torch_mimic.memory_stats()["out_of_memory"] == 2
+    torch.empty(total // 2, dtype=torch.uint8, device=device)  # the memory is usable again
 
 
 def test_pinned_memory_copies(device):

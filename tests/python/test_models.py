@@ -17,25 +17,38 @@ def _optimizer(name, params):
     return torch.optim.Adam(params, lr=1e-3)
 
 
+def _assert_close(device_value, cpu_value, reference, rtol, atol, what):
+    """Within tolerance of the CPU's float32 result, where the tolerance also admits the CPU's
+    own float32 error against float64: deep networks (resnet18's batch norms over few values)
+    are ill-conditioned, and summation order alone moves their gradients."""
+    cpu_error = (cpu_value.double() - reference).abs().max().item() if cpu_value.numel() else 0.0
+    torch.testing.assert_close(device_value.cpu(), cpu_value, rtol=rtol, atol=max(atol, 4 * cpu_error),
+                               msg=lambda m: f"{what}: {m}")
+
+
+def _train(name, model, device, x, target, steps=2):
+    model = model.to(device).train()
+    optimizer = _optimizer(name, model.parameters())
+    for _ in range(steps):  # the second step uses the optimiser's state (momentum, Adam moments)
+        output, loss = model_zoo.train_step(name, model, optimizer, x.to(device), target.to(device))
+    return model, output, loss
+
+
 @pytest.mark.parametrize("name", ["mlp", "cnn", "transformer", "resnet18"])
 def test_training_step_matches_cpu(name, device, fallbacks):
     model, x, target = model_zoo.make(name)
-    on_device = copy.deepcopy(model).to(device)
-    model.train()
-    on_device.train()
-    cpu_opt, dev_opt = _optimizer(name, model.parameters()), _optimizer(name, on_device.parameters())
-    for _ in range(2):  # the second step uses the optimiser's state (momentum, Adam moments)
-        cpu_out, cpu_loss = model_zoo.train_step(name, model, cpu_opt, x, target)
-        dev_out, dev_loss = model_zoo.train_step(name, on_device, dev_opt, x.to(device), target.to(device))
+    cpu, cpu_out, cpu_loss = _train(name, copy.deepcopy(model), "cpu", x, target)
+    ref, ref_out, ref_loss = _train(name, copy.deepcopy(model).double(), "cpu", x.double(),
+                                    target.double() if target.is_floating_point() else target)
+    dev, dev_out, dev_loss = _train(name, copy.deepcopy(model), device, x, target)
     rtol, atol = TOLERANCES[name]
-    torch.testing.assert_close(dev_out.cpu(), cpu_out, rtol=rtol, atol=atol)
-    torch.testing.assert_close(dev_loss.cpu(), cpu_loss, rtol=rtol, atol=atol)
-    for (pname, p_cpu), p_dev in zip(model.named_parameters(), on_device.parameters()):
-        torch.testing.assert_close(p_dev.grad.cpu(), p_cpu.grad, rtol=rtol * 10, atol=atol * 10,
-                                   msg=lambda m: f"gradient of {pname}: {m}")
-        torch.testing.assert_close(p_dev.cpu(), p_cpu, rtol=rtol, atol=atol, msg=lambda m: f"{pname}: {m}")
-    for (bname, b_cpu), b_dev in zip(model.named_buffers(), on_device.buffers()):
-        torch.testing.assert_close(b_dev.cpu(), b_cpu, rtol=rtol, atol=atol, msg=lambda m: f"{bname}: {m}")
+    _assert_close(dev_out, cpu_out, ref_out, rtol, atol, "output")
+    _assert_close(dev_loss, cpu_loss, ref_loss, rtol, atol, "loss")
+    for (pname, p_cpu), p_ref, p_dev in zip(cpu.named_parameters(), ref.parameters(), dev.parameters()):
+        _assert_close(p_dev.grad, p_cpu.grad, p_ref.grad, rtol * 10, atol * 10, f"gradient of {pname}")
+        _assert_close(p_dev, p_cpu, p_ref, rtol, atol, pname)
+    for (bname, b_cpu), b_ref, b_dev in zip(cpu.named_buffers(), ref.buffers(), dev.buffers()):
+        _assert_close(b_dev, b_cpu, b_ref, rtol, atol, bname)
     assert fallbacks() == {}
 
 

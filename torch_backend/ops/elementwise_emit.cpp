@@ -85,6 +85,8 @@ class Emitter {
         return;
       case Token::Kind::Rand:
         return rand(t.index, last);
+      case Token::Kind::Index:
+        return index(last);
       case Token::Kind::Unary:
         return unary(UnaryOp(t.op), t.masks, last);
       case Token::Kind::Binary:
@@ -287,6 +289,21 @@ class Emitter {
     Reg key = k_.arg(a_.randKeyArg + stream);
     emitRand(k_, c_, d.address, b_.rand, a_.randStart, key, a_.count);
     k_.release(key);
+    push(d, {});
+  }
+
+  // Counters fit in i32 (idx is documented below 2^31): add the tile's start to the iota.
+  void index(bool last) {
+    Value d = dest(c_, false, last, {});
+    Reg iota = k_.li(b_.rand.iota), counters = k_.li(c_ == DType::I32 ? d.address : b_.rand.f);
+    k_.binaryScalar(BinaryOp::Add, DType::I32, counters, iota, a_.randStart, a_.count);
+    if (c_ != DType::I32) {
+      Reg dst = k_.li(d.address);
+      k_.cast(DType::I32, c_, dst, counters, a_.count);
+      k_.release(dst);
+    }
+    k_.release(counters);
+    k_.release(iota);
     push(d, {});
   }
 

@@ -43,7 +43,7 @@ class KernelGen {
       storeTokens_.push_back(k_.li(0));  // token 0 is never issued: waiting on it is free
     }
     loadUniformInputs();
-    if (p_.numRand) {
+    if (p_.usesCounter()) {
       Reg capacity = k_.arg(ElementwiseArgs::kCapacity), iota = k_.li(layout_.rand.iota);
       k_.iota(DType::I32, iota, capacity);
       k_.release(iota);
@@ -196,10 +196,10 @@ class KernelGen {
       Geometry g = geometry(i_);
       Reg n = k_.arg(ElementwiseArgs::kInner);
       k_.alu(ScalarOp::Mul, n, n, g.count);
-      Reg start = p_.numRand ? randStart(g) : n;
+      Reg start = p_.usesCounter() ? randStart(g) : n;
       release(g);
       result = emitTile(k_, p_, buffers(set), {n, start, args_.scalars, args_.randKeys});
-      if (p_.numRand) k_.release(start);
+      if (p_.usesCounter()) k_.release(start);
       k_.release(n);
     }
     Geometry g = geometry(i_);
@@ -279,7 +279,7 @@ KernelLayout planLayout(const Program& p, int temps, unsigned uniformInputs,
   }
   const int outSize = isa::dtypeSize(p.out);
   if (!p.direct) (p.uniform ? fixed : perSet) += outSize;
-  fixed += temps * isa::dtypeSize(p.compute) + (p.numRand ? 4 * 4 : 0);  // RandBuffers
+  fixed += temps * isa::dtypeSize(p.compute) + (p.usesCounter() ? 4 * 4 : 0);  // RandBuffers
   const int64_t perElement = layout.depth * perSet + fixed;
   layout.capacity =
       static_cast<int64_t>(scratchpadBytes) / perElement / kCapacityQuantum * kCapacityQuantum;

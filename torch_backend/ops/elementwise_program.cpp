@@ -90,6 +90,10 @@ class Parser {
       if (!isa::isFloat(compute_)) fail(text_, "'rand' needs a float compute type, not " + type());
       t = {Token::Kind::Rand, 0, program.numRand++};
       push(false);
+    } else if (word == "idx") {
+      t = {Token::Kind::Index};
+      program.usesIndex = true;
+      push(false);
     } else if (word == "where") {
       const bool b = pop(word), a = pop(word);
       pop(word);
@@ -174,7 +178,7 @@ Program parseProgram(const std::string& text, DType compute, const std::vector<D
   while (words >> word) parser.token(word, program);
   if (program.tokens.empty()) fail(text, "no tokens");
   program.resultIsMask = parser.finish();
-  program.uniform = program.usedInputs == 0 && program.numRand == 0;
+  program.uniform = program.usedInputs == 0 && !program.usesCounter();
   const Token& only = program.tokens.front();
   program.direct = program.tokens.size() == 1 && only.kind == Token::Kind::Input &&
                    inputs[only.index] == compute && compute == out;

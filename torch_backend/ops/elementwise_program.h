@@ -2,7 +2,8 @@
 // tokens separated by spaces, parsed and type-checked once into a Program that the code
 // generator (elementwise_emit.h) turns into vector instructions.
 //
-// Tokens: x0..x7 (inputs), s0..s7 (scalar arguments), numeric literals, `rand`, the unary ops
+// Tokens: x0..x7 (inputs), s0..s7 (scalar arguments), numeric literals, `rand`, `idx` (the
+// element's counter, random.offset + its row-major index, below 2^31), the unary ops
 // neg abs exp log sqrt rsqrt tanh sigmoid erf sin cos floor ceil round trunc recip relu not,
 // the binary ops add sub mul div max min pow and or xor rem (second operand on top), the
 // compares eq ne lt le gt ge (giving a u8 mask), `mask a b where` and `a b c fma`.
@@ -32,7 +33,7 @@ constexpr int kMaxElementwiseInputs = 8;
 constexpr int kMaxElementwiseScalars = 8;
 
 struct Token {
-  enum class Kind { Input, Scalar, Literal, Rand, Unary, Binary, Compare, Where, Fma };
+  enum class Kind { Input, Scalar, Literal, Rand, Index, Unary, Binary, Compare, Where, Fma };
   Kind kind;
   uint8_t op = 0;      // isa::UnaryOp, isa::BinaryOp or isa::Cond for those kinds
   int index = 0;       // input or scalar index; for Rand, the stream (0 for the first rand)
@@ -48,6 +49,9 @@ struct Program {
   std::vector<Token> tokens;
   unsigned usedInputs = 0;  // bit i: x<i> appears
   int numRand = 0;
+  bool usesIndex = false;  // `idx` appears
+  // Tiles need the counter of their first element (for rand or idx).
+  bool usesCounter() const { return numRand > 0 || usesIndex; }
   bool resultIsMask = false;
   // No input and no rand: every element gets the same value, computed once per workgroup.
   bool uniform = false;

@@ -139,6 +139,14 @@ void recordStream(at::Tensor& self, c10::Stream stream) {
 void countedFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& name = op.schema().operator_name();
   const std::string key = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+  // at::native::cpu_fallback copies mutated Tensor arguments back, but not mutated tensor
+  // lists: such an op would silently lose its results, so refuse it instead.
+  for (const auto& argument : op.schema().arguments()) {
+    TORCH_CHECK(!(argument.alias_info() && argument.alias_info()->isWrite() &&
+                  argument.type()->kind() == c10::TypeKind::ListType),
+                "mimic: ", key, " has no mimic kernel and the CPU fallback cannot write back its ",
+                "tensor-list argument '", argument.name(), "'");
+  }
   noteFallback(key);
   at::native::cpu_fallback(op, stack);
 }
@@ -164,6 +172,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&countedFallback>());
 }
+
+// Copies resolve lazy conjugation and negation themselves (copy.cpp); through the Conjugate
+// and Negative fallbacks, which materialise with a copy, they would recurse forever.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) { m.impl("_copy_from", torch::CppFunction::makeFallthrough()); }
+TORCH_LIBRARY_IMPL(aten, Negative, m) { m.impl("_copy_from", torch::CppFunction::makeFallthrough()); }
 
 // PyTorch 1.13 registers no autograd fallthrough for PrivateUse1, so ops outside aten (c10d,
 // custom ops) would fail to dispatch without this.

@@ -155,7 +155,8 @@ class State {
       releaseCache(device);
       result = mimicMemAlloc(device, size, &ptr);
     }
-    if (result == MIMIC_ERROR_OUT_OF_MEMORY) {
+    // A request above the device's capacity is out of memory too, for PyTorch's purposes.
+    if (result == MIMIC_ERROR_OUT_OF_MEMORY || result == MIMIC_ERROR_INVALID_SIZE) {
       ++stats_.at(device).outOfMemory;
       throwOutOfMemory(device, requested);
     }

@@ -27,9 +27,12 @@ void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
     ops::elementwise(ctx, rawViewOf(dst), {rawViewOf(src.expand(dst.sizes()))}, "x0",
                      rawViewOf(dst).dtype, {});
   } else if (isaDTypeOf(dst.scalar_type(), &dstType) && isaDTypeOf(src.scalar_type(), &srcType)) {
-    // Bool is stored as U8 like uint8, but converting to bool means "is non-zero".
-    const char* program = dst.scalar_type() == at::kBool ? "x0 0 ne" : "x0";
-    const isa::DType compute = dst.scalar_type() == at::kBool ? srcType : dstType;
+    // Bool is stored as U8 like uint8, but converting to bool means "is non-zero"; floats
+    // become uint8 through int64, so that negative values wrap as they do on the CPU.
+    const bool toBool = dst.scalar_type() == at::kBool;
+    const bool floatToByte = dst.scalar_type() == at::kByte && isa::isFloat(srcType);
+    const char* program = toBool ? "x0 0 ne" : "x0";
+    const isa::DType compute = toBool ? srcType : floatToByte ? isa::DType::I64 : dstType;
     ops::elementwise(ctx, viewOf(dst), {viewOf(src.expand(dst.sizes()))}, program, compute, {});
   } else {
     // A dtype the device cannot compute in: convert on the host, as a driver's copy would.
@@ -88,8 +91,26 @@ void deviceToDevice(const at::Tensor& dst, const at::Tensor& src) {
 
 }  // namespace
 
+// A device tensor with the lazy conjugate or negative bit set: its bytes are copied to the host
+// as they are and the bit is applied there, as the device cannot compute complex numbers.
+void copyResolvingOnHost(const at::Tensor& dst, const at::Tensor& src) {
+  at::Tensor plain = at::empty({0}, src.options().device(src.device()));
+  plain.set_(src.storage(), src.storage_offset(), src.sizes(), src.strides());
+  plain._set_conj(false);
+  plain._set_neg(false);
+  at::Tensor host = at::empty(src.sizes(), src.options().device(at::kCPU));
+  copyTensor(host, plain, false);
+  host._set_conj(src.is_conj());
+  host._set_neg(src.is_neg());
+  copyTensor(dst, host.resolve_conj().resolve_neg(), false);
+}
+
 void copyTensor(const at::Tensor& dst, const at::Tensor& src, bool nonBlocking) {
   if (dst.numel() == 0) return;
+  if (isDevice(src) && (src.is_conj() || src.is_neg())) {
+    copyResolvingOnHost(dst, src);
+    return;
+  }
   if (isDevice(dst) && isDevice(src)) {
     deviceToDevice(dst, src);
   } else if (isDevice(dst)) {

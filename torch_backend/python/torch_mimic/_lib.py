@@ -78,6 +78,12 @@ def impl(*names):
                     return _fn(*args, **kwargs)
                 except Unsupported:
                     return cpu_fallback(_op, args, kwargs)
+                except RuntimeError as error:
+                    # A device failure surfaces at the next synchronising call: name the op
+                    # that met it (the driver's message names the error and the kernel).
+                    if "MIMIC_ERROR_" not in str(error) or "while running aten::" in str(error):
+                        raise
+                    raise RuntimeError(f"{error} (while running {_overload_name(_op)})") from None
 
             functools.update_wrapper(kernel, fn)
             LIB.impl(name, kernel)

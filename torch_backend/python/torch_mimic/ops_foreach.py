@@ -10,21 +10,29 @@ def _per_tensor(base, schema):
     inplace = base.endswith("_")
     packet = getattr(torch.ops.aten, base)
 
+    # Where the foreach op passes positionally what the per-tensor op takes by keyword only
+    # (addcdiv_'s value), the extra positional arguments become those keywords.
+    base_schema = getattr(packet, packet.overloads()[0])._schema
+    positional = sum(1 for a in base_schema.arguments if not a.kwarg_only)
+    keywords = [a.name for a in base_schema.arguments if a.kwarg_only]
+
     def kernel(*args, **kwargs):
         length = len(args[list_args[0]])
         results = []
         for k in range(length):
             element = [a[k] if i in list_args else a for i, a in enumerate(args)]
-            results.append(packet(*element, **kwargs))
+            extra = dict(zip(keywords, element[positional:]))
+            results.append(packet(*element[:positional], **extra, **kwargs))
         return None if inplace else results
 
     return kernel
 
 
 def _register_all():
-    for name in dir(torch.ops.aten):
-        if not name.startswith("_foreach_"):
-            continue
+    # torch.ops.aten lists only the ops already looked up, so ask the JIT for every schema.
+    names = sorted({s.name[len("aten::"):] for s in torch._C._jit_get_all_schemas()
+                    if s.name.startswith("aten::_foreach_")})
+    for name in names:
         base = name[len("_foreach_"):]
         if not hasattr(torch.ops.aten, base):
             continue

@@ -17,7 +17,7 @@ def _dim(dim, rank):
 
 
 def _check_index(index, name):
-    if index.dtype not in (torch.int64, torch.int32):
+    if index.dtype not in (torch.int64, torch.int32) and index.numel() > 0:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got {index.dtype}")
 
 
@@ -34,7 +34,7 @@ def index_select(self, dim, index):
     out = empty(shape, self.dtype, self.device)
     if out.numel() > 0:
         _ops.index_select(out, source, dim, index.reshape(-1).to(self.device))
-    return out if self.dim() > 0 else out.view(index.shape)
+    return out if self.dim() > 0 else out.view(())
 
 
 @impl("index_select.out")
