@@ -21,6 +21,7 @@ SimTime simNow() {
 // Waking a sleeping thread costs tens of microseconds here, more than a whole command takes
 // to simulate, so both sides spin this long before they sleep (see perf/bench_driver.cpp).
 constexpr auto kSpinBeforeSleeping = std::chrono::microseconds(50);
+constexpr size_t kEagerBatch = 4096;
 
 template <typename Ready>
 bool spinUntil(Ready ready) {
@@ -88,7 +89,10 @@ void Simulator::submit(std::unique_ptr<Command> command) {
     hostTime_ += config_.hostClock.submitNs;
     inbox_.push_back(std::move(command));
     idle_ = false;
-    wake = signalSimulation();
+    // Submissions alone do not wake the simulation: simulated time does not depend on when
+    // it runs, and a simulation thread woken per command would take a core from the host
+    // threads. Waits and polls wake it; a long batch does too, to bound the inbox.
+    wake = inbox_.size() >= kEagerBatch && signalSimulation();
   }
   if (wake) simulationWake_.notify_one();
 }
