@@ -203,3 +203,24 @@ def test_unknown_preset_is_a_clear_error():
     result = _run_python("import torch, torch_mimic; torch.ones(2, device='privateuseone')",
                          MIMIC_PRESET="no-such-preset")
     assert result.returncode != 0 and "no-such-preset" in result.stderr
+
+
+def test_a_failed_kernel_names_the_error_the_kernel_and_the_op():
+    code = ("import torch, torch_mimic\n"
+            "x = torch.ones(3, device='privateuseone')\n"
+            "y = x.index_select(0, torch.tensor([7], device='privateuseone'))\n"
+            "try:\n"
+            "    y.cpu()\n"
+            "except RuntimeError as e:\n"
+            "    print(e)\n"
+            "try:\n"
+            "    x + 1\n"
+            "    torch_mimic.synchronize()\n"
+            "except RuntimeError as e:\n"
+            "    print('sticky:', e)\n")
+    result = _run_python(code)
+    assert result.returncode == 0, result.stderr
+    first, sticky = result.stdout.split("sticky:")
+    assert "MIMIC_ERROR_ILLEGAL_ADDRESS" in first and "index_select" in first
+    assert "while running aten::_copy_from" in first
+    assert "MIMIC_ERROR_ILLEGAL_ADDRESS" in sticky  # the device stays failed

@@ -57,8 +57,18 @@ at::Tensor emptyStrided(SymIntArrayRef size, SymIntArrayRef stride,
                                            deviceKeys(), c10::dtype_or_default(dtype));
 }
 
+// Device failures surface at the next synchronising call, often a copy: say which op met it.
+template <typename Body>
+void namingTheOp(const char* op, const Body& body) {
+  try {
+    body();
+  } catch (const c10::Error& e) {
+    TORCH_CHECK(false, e.what_without_backtrace(), " (while running ", op, ")");
+  }
+}
+
 at::Tensor copyFrom(const at::Tensor& self, const at::Tensor& dst, bool nonBlocking) {
-  copyTensor(dst, self, nonBlocking);
+  namingTheOp("aten::_copy_from", [&] { copyTensor(dst, self, nonBlocking); });
   return dst;
 }
 
@@ -66,7 +76,7 @@ at::Tensor copyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {
   // Only resize when the shape differs: resize_ of an equal shape would come back here through
   // the fallback's write-back and recurse.
   if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
-  copyTensor(dst, self, false);
+  namingTheOp("aten::_copy_from_and_resize", [&] { copyTensor(dst, self, false); });
   return dst;
 }
 
