@@ -273,7 +273,8 @@ TEST_F(Elementwise, IndexCountsRowMajorInEveryLayout) {
     out.download();
     forEachIndex(out.sizes(), [&](const std::vector<int64_t>& index, int64_t linear) {
       const Num value = out.at(out.position(index));
-      ASSERT_EQ(mimic::isa::isFloat(type) ? value.f : double(value.i), double((100 + linear) * 3 - 5))
+      ASSERT_EQ(mimic::isa::isFloat(type) ? value.f : double(value.i),
+                double((100 + linear) * 3 - 5))
           << mimic::isa::dtypeName(type) << " element " << linear;
     });
   }

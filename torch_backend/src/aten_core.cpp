@@ -3,8 +3,8 @@
 // registered from Python (torch_mimic/_ops) over the primitives of kernel_ops.cpp.
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/CPUFallback.h>
-#include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/_local_scalar_dense_native.h>
+#include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/unfold_native.h>
@@ -21,7 +21,9 @@ namespace {
 
 using c10::SymIntArrayRef;
 
-c10::DispatchKeySet deviceKeys() { return c10::DispatchKeySet(c10::DispatchKey::PrivateUse1); }
+c10::DispatchKeySet deviceKeys() {
+  return c10::DispatchKeySet(c10::DispatchKey::PrivateUse1);
+}
 
 void checkDevice(c10::optional<at::Device> device) {
   const int index = device && device->has_index() ? device->index() : currentDevice();
@@ -117,8 +119,7 @@ at::Tensor& setStorage(at::Tensor& self, c10::Storage source, c10::SymInt offset
 
 at::Tensor& setTensor(at::Tensor& self, const at::Tensor& source) {
   return setStorage(self, source.storage(), source.storage_offset(),
-                    c10::fromIntArrayRef(source.sizes()),
-                    c10::fromIntArrayRef(source.strides()));
+                    c10::fromIntArrayRef(source.sizes()), c10::fromIntArrayRef(source.strides()));
 }
 
 at::Tensor view(const at::Tensor& self, SymIntArrayRef size) {
@@ -148,7 +149,8 @@ void recordStream(at::Tensor& self, c10::Stream stream) {
 
 void countedFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& name = op.schema().operator_name();
-  const std::string key = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+  const std::string key =
+      name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
   // at::native::cpu_fallback copies mutated Tensor arguments back, but not mutated tensor
   // lists: such an op would silently lose its results, so refuse it instead.
   for (const auto& argument : op.schema().arguments()) {
@@ -185,11 +187,17 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 
 // Copies resolve lazy conjugation and negation themselves (copy.cpp); through the Conjugate
 // and Negative fallbacks, which materialise with a copy, they would recurse forever.
-TORCH_LIBRARY_IMPL(aten, Conjugate, m) { m.impl("_copy_from", torch::CppFunction::makeFallthrough()); }
-TORCH_LIBRARY_IMPL(aten, Negative, m) { m.impl("_copy_from", torch::CppFunction::makeFallthrough()); }
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+}
 
 // PyTorch 1.13 registers no autograd fallthrough for PrivateUse1, so ops outside aten (c10d,
 // custom ops) would fail to dispatch without this.
-TORCH_LIBRARY_IMPL(_, AutogradPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
+TORCH_LIBRARY_IMPL(_, AutogradPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFallthrough());
+}
 
 }  // namespace mimic::torch_backend

@@ -29,7 +29,9 @@ struct Block {
 
 // A cached block is reused for requests of at least half its size, so that a small tensor does
 // not pin a large block.
-bool fits(size_t blockSize, size_t request) { return blockSize >= request && blockSize / 2 <= request; }
+bool fits(size_t blockSize, size_t request) {
+  return blockSize >= request && blockSize / 2 <= request;
+}
 
 struct PendingFree {
   Block* block;
@@ -235,7 +237,8 @@ class State {
     size_t freeBytes = 0, totalBytes = 0;
     mimicMemGetInfo(device, &freeBytes, &totalBytes);
     const AllocatorStats& s = stats_.at(device);
-    const size_t largest = std::max(largestDriverBlock(device, freeBytes), largestCachedBlock(device));
+    const size_t largest =
+        std::max(largestDriverBlock(device, freeBytes), largestCachedBlock(device));
     std::ostringstream message;
     message << "mimic out of memory. Tried to allocate " << formatBytes(requested) << " on device "
             << device << " (total capacity " << formatBytes(totalBytes) << "; "
@@ -259,7 +262,9 @@ State& state() {
   return *s;
 }
 
-void deleteBlock(void* context) { state().release(static_cast<Block*>(context)); }
+void deleteBlock(void* context) {
+  state().release(static_cast<Block*>(context));
+}
 
 Block* blockOf(const c10::DataPtr& data) {
   return data.get_deleter() == &deleteBlock ? static_cast<Block*>(data.get_context()) : nullptr;
@@ -279,10 +284,18 @@ void CachingAllocator::recordStream(const c10::DataPtr& data, const c10::Stream&
   if (Block* block = blockOf(data)) state().recordStream(block, stream.id());
 }
 
-void CachingAllocator::emptyCache() const { state().emptyCache(); }
-AllocatorStats CachingAllocator::stats(int device) const { return state().stats(device); }
-void CachingAllocator::resetPeakStats(int device) const { state().resetPeak(device); }
-bool CachingAllocator::caching() const { return state().caching(); }
+void CachingAllocator::emptyCache() const {
+  state().emptyCache();
+}
+AllocatorStats CachingAllocator::stats(int device) const {
+  return state().stats(device);
+}
+void CachingAllocator::resetPeakStats(int device) const {
+  state().resetPeak(device);
+}
+bool CachingAllocator::caching() const {
+  return state().caching();
+}
 
 std::string CachingAllocator::summary(int device) const {
   const AllocatorStats s = stats(device);

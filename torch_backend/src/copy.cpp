@@ -9,7 +9,9 @@
 namespace mimic::torch_backend {
 namespace {
 
-bool isDevice(const at::Tensor& t) { return t.device().type() == kDeviceType; }
+bool isDevice(const at::Tensor& t) {
+  return t.device().type() == kDeviceType;
+}
 
 at::Tensor contiguousEmpty(const at::Tensor& like, at::ScalarType dtype, c10::Device device) {
   return at::empty(like.sizes(), like.options().dtype(dtype).device(device));
@@ -44,9 +46,11 @@ void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
 void hostToDevice(const at::Tensor& dst, const at::Tensor& src, bool nonBlocking) {
   at::Tensor host = src.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
   const ops::LaunchContext ctx = launchContextOf(dst);
-  at::Tensor target = dst.is_contiguous() ? dst : contiguousEmpty(dst, dst.scalar_type(), dst.device());
+  at::Tensor target =
+      dst.is_contiguous() ? dst : contiguousEmpty(dst, dst.scalar_type(), dst.device());
   if (host.numel() > 0) {
-    MIMIC_TORCH_CHECK(mimicMemcpyAsync(target.data_ptr(), host.data_ptr(), host.nbytes(), ctx.queue));
+    MIMIC_TORCH_CHECK(
+        mimicMemcpyAsync(target.data_ptr(), host.data_ptr(), host.nbytes(), ctx.queue));
   }
   if (!target.is_same(dst)) copyOnDevice(dst, target);
   waitUnless(nonBlocking, ctx);
@@ -63,7 +67,8 @@ void deviceToHost(const at::Tensor& dst, const at::Tensor& src, bool nonBlocking
   const bool direct = dst.is_contiguous() && dst.scalar_type() == src.scalar_type();
   at::Tensor target = direct ? dst : contiguousEmpty(dst, src.scalar_type(), dst.device());
   if (packed.numel() > 0) {
-    MIMIC_TORCH_CHECK(mimicMemcpyAsync(target.data_ptr(), packed.data_ptr(), packed.nbytes(), ctx.queue));
+    MIMIC_TORCH_CHECK(
+        mimicMemcpyAsync(target.data_ptr(), packed.data_ptr(), packed.nbytes(), ctx.queue));
   }
   if (direct) {
     waitUnless(nonBlocking, ctx);
@@ -83,8 +88,9 @@ void deviceToDevice(const at::Tensor& dst, const at::Tensor& src) {
   at::Tensor landed = contiguousEmpty(dst, src.scalar_type(), dst.device());
   const ops::LaunchContext ctx = launchContextOf(landed);
   if (packed.numel() > 0) {
-    MIMIC_TORCH_CHECK(mimicMemcpyPeerAsync(landed.data_ptr(), dst.device().index(), packed.data_ptr(),
-                                           src.device().index(), packed.nbytes(), ctx.queue));
+    MIMIC_TORCH_CHECK(mimicMemcpyPeerAsync(landed.data_ptr(), dst.device().index(),
+                                           packed.data_ptr(), src.device().index(), packed.nbytes(),
+                                           ctx.queue));
   }
   copyOnDevice(dst, landed);
 }

@@ -66,8 +66,9 @@ void checkDriver(mimicResult result, const char* call) {
 
 void ensureInitialized() {
   initialiseOnce();
-  TORCH_CHECK(initResult == MIMIC_SUCCESS, "mimic: the simulated system could not start: ",
-              mimicGetErrorName(initResult), ": ", initDetail);
+  TORCH_CHECK(initResult == MIMIC_SUCCESS,
+              "mimic: the simulated system could not start: ", mimicGetErrorName(initResult), ": ",
+              initDetail);
 }
 
 int deviceCountNoThrow() {
@@ -77,14 +78,18 @@ int deviceCountNoThrow() {
   return mimicDeviceGetCount(&count) == MIMIC_SUCCESS ? count : 0;
 }
 
-int currentDevice() { return threadDevice; }
+int currentDevice() {
+  return threadDevice;
+}
 
 void setCurrentDevice(int device) {
   checkDeviceIndex(device);
   threadDevice = device;
 }
 
-c10::Device deviceOf(int index) { return c10::Device(kDeviceType, static_cast<c10::DeviceIndex>(index)); }
+c10::Device deviceOf(int index) {
+  return c10::Device(kDeviceType, static_cast<c10::DeviceIndex>(index));
+}
 
 c10::Stream currentStream(int device) {
   return c10::Stream(c10::Stream::UNSAFE, deviceOf(device), threadStreams.at(device));

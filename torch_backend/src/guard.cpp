@@ -9,7 +9,9 @@
 namespace mimic::torch_backend {
 namespace {
 
-mimicEvent asEvent(void* event) { return static_cast<mimicEvent>(event); }
+mimicEvent asEvent(void* event) {
+  return static_cast<mimicEvent>(event);
+}
 
 struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kDeviceType; }
@@ -34,7 +36,8 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
     return c10::Stream(c10::Stream::DEFAULT, device);
   }
   c10::Stream getStreamFromGlobalPool(c10::Device device, bool highPriority) const override {
-    return createStream(device.index(), highPriority ? MIMIC_QUEUE_PRIORITY_HIGH : MIMIC_QUEUE_PRIORITY_LOW);
+    return createStream(device.index(),
+                        highPriority ? MIMIC_QUEUE_PRIORITY_HIGH : MIMIC_QUEUE_PRIORITY_LOW);
   }
   c10::Stream exchangeStream(c10::Stream stream) const noexcept override {
     c10::Stream old = currentStream(stream.device_index());
@@ -44,12 +47,12 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
 
   void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device,
               const c10::EventFlag flag) const override {
-    TORCH_CHECK(device == -1 || device == stream.device_index(), "mimic: event device ", int(device),
-                " does not match the stream's device ", int(stream.device_index()));
+    TORCH_CHECK(device == -1 || device == stream.device_index(), "mimic: event device ",
+                int(device), " does not match the stream's device ", int(stream.device_index()));
     if (!*event) {
       mimicEvent created = nullptr;
       const unsigned flags = flag == c10::EventFlag::PYTORCH_DEFAULT ? MIMIC_EVENT_DISABLE_TIMING
-                                                                      : MIMIC_EVENT_DEFAULT;
+                                                                     : MIMIC_EVENT_DEFAULT;
       MIMIC_TORCH_CHECK(mimicEventCreate(stream.device_index(), flags, &created));
       *event = created;
     }

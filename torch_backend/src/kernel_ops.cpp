@@ -48,7 +48,8 @@ void elementwise(const at::Tensor& out, at::TensorList inputs, c10::string_view 
                  at::ScalarType compute, at::ArrayRef<double> scalars, int64_t seed,
                  int64_t offset) {
   isa::DType computeType;
-  TORCH_CHECK_NOT_IMPLEMENTED(isaDTypeOf(compute, &computeType), "mimic: elementwise cannot compute in ", compute);
+  TORCH_CHECK_NOT_IMPLEMENTED(isaDTypeOf(compute, &computeType),
+                              "mimic: elementwise cannot compute in ", compute);
   run("elementwise", [&] {
     ops::elementwise(launchContextOf(out), viewOf(out), viewsOf(inputs, out, "elementwise"),
                      std::string(program), computeType, scalars.vec(),
@@ -72,20 +73,24 @@ void reduce(const at::Tensor& out, const at::Tensor& input, at::IntArrayRef dims
   checkOnDevice(input, out, "reduce");
   const ops::ReduceKind reduceKind = reduceKindOf(kind);
   std::vector<int> reduced(dims.begin(), dims.end());
-  run("reduce", [&] { ops::reduce(launchContextOf(out), viewOf(out), viewOf(input), reduced, reduceKind); });
+  run("reduce",
+      [&] { ops::reduce(launchContextOf(out), viewOf(out), viewOf(input), reduced, reduceKind); });
 }
 
-void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, double alpha, double beta) {
+void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, double alpha,
+          double beta) {
   checkOnDevice(a, c, "gemm");
   checkOnDevice(b, c, "gemm");
   run("gemm", [&] { ops::gemm(launchContextOf(c), viewOf(c), viewOf(a), viewOf(b), alpha, beta); });
 }
 
-void indexSelect(const at::Tensor& out, const at::Tensor& input, int64_t dim, const at::Tensor& index) {
+void indexSelect(const at::Tensor& out, const at::Tensor& input, int64_t dim,
+                 const at::Tensor& index) {
   checkOnDevice(input, out, "index_select");
   checkOnDevice(index, out, "index_select");
   run("index_select", [&] {
-    ops::indexSelect(launchContextOf(out), viewOf(out), viewOf(input), static_cast<int>(dim), viewOf(index));
+    ops::indexSelect(launchContextOf(out), viewOf(out), viewOf(input), static_cast<int>(dim),
+                     viewOf(index));
   });
 }
 
@@ -93,7 +98,8 @@ void gather(const at::Tensor& out, const at::Tensor& input, int64_t dim, const a
   checkOnDevice(input, out, "gather");
   checkOnDevice(index, out, "gather");
   run("gather", [&] {
-    ops::gather(launchContextOf(out), viewOf(out), viewOf(input), static_cast<int>(dim), viewOf(index));
+    ops::gather(launchContextOf(out), viewOf(out), viewOf(input), static_cast<int>(dim),
+                viewOf(index));
   });
 }
 
@@ -102,40 +108,47 @@ void scatter(const at::Tensor& self, int64_t dim, const at::Tensor& index, const
   checkOnDevice(index, self, "scatter");
   checkOnDevice(src, self, "scatter");
   run("scatter", [&] {
-    ops::scatter(launchContextOf(self), viewOf(self), static_cast<int>(dim), viewOf(index), viewOf(src), accumulate);
+    ops::scatter(launchContextOf(self), viewOf(self), static_cast<int>(dim), viewOf(index),
+                 viewOf(src), accumulate);
   });
 }
 
-void indexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-              double alpha) {
+void indexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+              const at::Tensor& source, double alpha) {
   checkOnDevice(index, self, "index_add");
   checkOnDevice(source, self, "index_add");
   run("index_add", [&] {
-    ops::indexAdd(launchContextOf(self), viewOf(self), static_cast<int>(dim), viewOf(index), viewOf(source), alpha);
+    ops::indexAdd(launchContextOf(self), viewOf(self), static_cast<int>(dim), viewOf(index),
+                  viewOf(source), alpha);
   });
 }
 
-void indexPut(const at::Tensor& self, at::TensorList indices, const at::Tensor& values, bool accumulate) {
+void indexPut(const at::Tensor& self, at::TensorList indices, const at::Tensor& values,
+              bool accumulate) {
   checkOnDevice(values, self, "index_put");
   run("index_put", [&] {
-    ops::indexPut(launchContextOf(self), viewOf(self), viewsOf(indices, self, "index_put"), viewOf(values),
-                  accumulate);
+    ops::indexPut(launchContextOf(self), viewOf(self), viewsOf(indices, self, "index_put"),
+                  viewOf(values), accumulate);
   });
 }
 
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(mimic, m) {
-  m.def("elementwise(Tensor(a!) out, Tensor[] inputs, str program, ScalarType compute, "
-        "float[] scalars, int seed=0, int offset=0) -> ()",
-        elementwise);
+  m.def(
+      "elementwise(Tensor(a!) out, Tensor[] inputs, str program, ScalarType compute, "
+      "float[] scalars, int seed=0, int offset=0) -> ()",
+      elementwise);
   m.def("reduce(Tensor(a!) out, Tensor input, int[] dims, str kind) -> ()", reduce);
   m.def("gemm(Tensor(a!) c, Tensor a, Tensor b, float alpha, float beta) -> ()", gemm);
   m.def("index_select(Tensor(a!) out, Tensor input, int dim, Tensor index) -> ()", indexSelect);
   m.def("gather(Tensor(a!) out, Tensor input, int dim, Tensor index) -> ()", gather);
-  m.def("scatter(Tensor(a!) self, int dim, Tensor index, Tensor src, bool accumulate) -> ()", scatter);
-  m.def("index_add(Tensor(a!) self, int dim, Tensor index, Tensor source, float alpha) -> ()", indexAdd);
-  m.def("index_put(Tensor(a!) self, Tensor[] indices, Tensor values, bool accumulate) -> ()", indexPut);
+  m.def("scatter(Tensor(a!) self, int dim, Tensor index, Tensor src, bool accumulate) -> ()",
+        scatter);
+  m.def("index_add(Tensor(a!) self, int dim, Tensor index, Tensor source, float alpha) -> ()",
+        indexAdd);
+  m.def("index_put(Tensor(a!) self, Tensor[] indices, Tensor values, bool accumulate) -> ()",
+        indexPut);
 }
 
 }  // namespace mimic::torch_backend

@@ -11,12 +11,22 @@
 namespace mimic::torch_backend {
 namespace {
 
-c10::Stream unpackStream(int64_t packed) { return c10::Stream::unpack(static_cast<uint64_t>(packed)); }
-int64_t packStream(const c10::Stream& stream) { return static_cast<int64_t>(stream.pack()); }
-mimicEvent eventOf(int64_t handle) { return reinterpret_cast<mimicEvent>(handle); }
+c10::Stream unpackStream(int64_t packed) {
+  return c10::Stream::unpack(static_cast<uint64_t>(packed));
+}
+int64_t packStream(const c10::Stream& stream) {
+  return static_cast<int64_t>(stream.pack());
+}
+mimicEvent eventOf(int64_t handle) {
+  return reinterpret_cast<mimicEvent>(handle);
+}
 
-int64_t deviceCount() { return deviceCountNoThrow(); }
-int64_t getDevice() { return currentDevice(); }
+int64_t deviceCount() {
+  return deviceCountNoThrow();
+}
+int64_t getDevice() {
+  return currentDevice();
+}
 void setDevice(int64_t device) {
   ensureInitialized();
   setCurrentDevice(static_cast<int>(device));
@@ -60,7 +70,9 @@ int64_t streamDefault(int64_t device) {
   ensureInitialized();
   return packStream(c10::Stream(c10::Stream::DEFAULT, deviceOf(static_cast<int>(device))));
 }
-void streamSet(int64_t packed) { setCurrentStream(unpackStream(packed)); }
+void streamSet(int64_t packed) {
+  setCurrentStream(unpackStream(packed));
+}
 void streamSynchronize(int64_t packed) {
   MIMIC_TORCH_CHECK(mimicQueueSynchronize(queueOf(unpackStream(packed))));
 }
@@ -74,11 +86,13 @@ bool streamQuery(int64_t packed) {
 int64_t eventCreate(int64_t device, bool timing) {
   ensureInitialized();
   mimicEvent event = nullptr;
-  MIMIC_TORCH_CHECK(mimicEventCreate(static_cast<int>(device),
-                                     timing ? MIMIC_EVENT_DEFAULT : MIMIC_EVENT_DISABLE_TIMING, &event));
+  MIMIC_TORCH_CHECK(mimicEventCreate(
+      static_cast<int>(device), timing ? MIMIC_EVENT_DEFAULT : MIMIC_EVENT_DISABLE_TIMING, &event));
   return reinterpret_cast<int64_t>(event);
 }
-void eventDestroy(int64_t event) { MIMIC_TORCH_CHECK(mimicEventDestroy(eventOf(event))); }
+void eventDestroy(int64_t event) {
+  MIMIC_TORCH_CHECK(mimicEventDestroy(eventOf(event)));
+}
 void eventRecord(int64_t event, int64_t stream) {
   MIMIC_TORCH_CHECK(mimicEventRecord(eventOf(event), queueOf(unpackStream(stream))));
 }
@@ -91,7 +105,9 @@ bool eventQuery(int64_t event) {
   MIMIC_TORCH_CHECK(result);
   return true;
 }
-void eventSynchronize(int64_t event) { MIMIC_TORCH_CHECK(mimicEventSynchronize(eventOf(event))); }
+void eventSynchronize(int64_t event) {
+  MIMIC_TORCH_CHECK(mimicEventSynchronize(eventOf(event)));
+}
 double eventElapsed(int64_t start, int64_t end) {
   float ms = 0;
   MIMIC_TORCH_CHECK(mimicEventElapsedTime(&ms, eventOf(start), eventOf(end)));
@@ -103,11 +119,15 @@ double eventElapsed(int64_t start, int64_t end) {
 std::vector<int64_t> memoryStats(int64_t device) {
   ensureInitialized();
   const AllocatorStats s = cachingAllocator().stats(static_cast<int>(device));
-  return {s.allocatedBytes,  s.peakAllocatedBytes, s.reservedBytes,      s.peakReservedBytes,
-          s.allocations,     s.cacheHits,          s.driverAllocations,  s.outOfMemory};
+  return {s.allocatedBytes, s.peakAllocatedBytes, s.reservedBytes,     s.peakReservedBytes,
+          s.allocations,    s.cacheHits,          s.driverAllocations, s.outOfMemory};
 }
-void resetPeakMemoryStats(int64_t device) { cachingAllocator().resetPeakStats(static_cast<int>(device)); }
-void emptyCache() { cachingAllocator().emptyCache(); }
+void resetPeakMemoryStats(int64_t device) {
+  cachingAllocator().resetPeakStats(static_cast<int>(device));
+}
+void emptyCache() {
+  cachingAllocator().emptyCache();
+}
 std::string memorySummary(int64_t device) {
   ensureInitialized();
   return cachingAllocator().summary(static_cast<int>(device));
@@ -120,8 +140,9 @@ at::Tensor pinnedEmpty(std::vector<int64_t> size, c10::optional<at::ScalarType> 
   const size_t bytes = std::max<size_t>(1, c10::multiply_integers(size) * c10::elementSize(type));
   void* host = nullptr;
   MIMIC_TORCH_CHECK(mimicHostAlloc(bytes, &host));
-  return at::from_blob(host, size, [](void* p) { mimicHostFree(p); },
-                       at::TensorOptions().dtype(type).device(at::kCPU));
+  return at::from_blob(
+      host, size, [](void* p) { mimicHostFree(p); },
+      at::TensorOptions().dtype(type).device(at::kCPU));
 }
 
 bool isPinned(const at::Tensor& tensor) {
