@@ -21,6 +21,17 @@ def transformer_layer(dropout=0.0):
                                       batch_first=True)
 
 
+def benchmark_mlp(dropout=0.0):
+    """An MLP of the size the training benchmark times (tens of ms per step on the CPU)."""
+    return nn.Sequential(nn.Linear(1024, 2048), nn.ReLU(), nn.Dropout(dropout), nn.Linear(2048, 2048),
+                         nn.GELU(), nn.Linear(2048, 10))
+
+
+def benchmark_transformer_layer(dropout=0.1):
+    return nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024, dropout=dropout,
+                                      batch_first=True)
+
+
 def resnet18():
     import torchvision
 
@@ -41,6 +52,10 @@ MODELS = {
     "cnn": (small_cnn, lambda: torch.randn(8, 3, 32, 32), _classify, lambda: torch.randint(0, 10, (8,))),
     "transformer": (transformer_layer, lambda: torch.randn(8, 32, 128), _regress,
                     lambda: torch.randn(8, 32, 128)),
+    "benchmark_mlp": (benchmark_mlp, lambda: torch.randn(256, 1024), _classify,
+                      lambda: torch.randint(0, 10, (256,))),
+    "benchmark_transformer": (benchmark_transformer_layer, lambda: torch.randn(16, 128, 256), _regress,
+                              lambda: torch.randn(16, 128, 256)),
     "resnet18": (resnet18, lambda: torch.randn(4, 3, 96, 96), _classify, lambda: torch.randint(0, 10, (4,))),
 }
 
