@@ -146,3 +146,8 @@ def dot(self, tensor):
     out = empty((), self.dtype, self.device)
     _mm_into(out.view(1, 1), self.unsqueeze(0), tensor.unsqueeze(1))
     return out
+
+
+@impl("vdot")
+def vdot(self, other):
+    return dot(self, other)  # for real dtypes; complex ones are not native (Unsupported)

@@ -471,3 +471,63 @@ def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
 
 
 __all__ = ["Unsupported"]
+
+
+# --- more activations ----------------------------------------------------------------------
+
+_ELU = "{0} 0 gt {0} {0} {3} mul exp 1 sub {1} mul where {2} mul"
+
+
+@impl("elu")
+def elu(self, alpha=1, scale=1, input_scale=1):
+    return _run(_ELU, [self, alpha, scale, input_scale], self.dtype, self.dtype)
+
+
+@impl("elu.out")
+def elu_out(self, alpha=1, scale=1, input_scale=1, *, out):
+    return _run(_ELU, [self, alpha, scale, input_scale], self.dtype, self.dtype, out=out)
+
+
+def _elu_grad_template(is_result):
+    if is_result:  # self_or_result holds the output y: for y <= 0, dy/dx = input_scale * (y + alpha*scale)
+        return "{5} 0 gt {0} {2} mul {0} {4} mul {5} {1} {2} mul add mul where"
+    return "{5} 0 gt {0} {2} mul {0} {4} mul {2} mul {1} mul {5} {4} mul exp mul where"
+
+
+@impl("elu_backward")
+def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    return _run(_elu_grad_template(is_result),
+                [grad_output, alpha, scale, input_scale, input_scale, self_or_result],
+                grad_output.dtype, grad_output.dtype)
+
+
+@impl("elu_backward.grad_input")
+def elu_backward_out(grad_output, alpha, scale, input_scale, is_result, self_or_result, *, grad_input):
+    return _run(_elu_grad_template(is_result),
+                [grad_output, alpha, scale, input_scale, input_scale, self_or_result],
+                grad_output.dtype, grad_output.dtype, out=grad_input)
+
+
+# log(sigmoid(x)) = min(x, 0) - log(1 + exp(-|x|)), stable for large |x|
+_LOG_SIGMOID = "{0} 0 min 0 {0} abs sub exp 1 add log sub"
+
+
+@impl("log_sigmoid_forward")
+def log_sigmoid_forward(self):
+    buffer = empty((0,), self.dtype, self.device)
+    return _run(_LOG_SIGMOID, [self], self.dtype, self.dtype), buffer
+
+
+@impl("log_sigmoid_backward")
+def log_sigmoid_backward(grad_output, self, buffer):
+    return _run("{0} 0 {1} sub sigmoid mul", [grad_output, self], self.dtype, self.dtype)
+
+
+@impl("round.decimals")
+def round_decimals(self, *, decimals):
+    return _run("{0} {1} mul round {1} div", [self, 10.0 ** decimals], self.dtype, self.dtype)
+
+
+@impl("round.decimals_out")
+def round_decimals_out(self, *, decimals, out):
+    return _run("{0} {1} mul round {1} div", [self, 10.0 ** decimals], self.dtype, self.dtype, out=out)
