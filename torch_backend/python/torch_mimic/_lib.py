@@ -92,6 +92,12 @@ def impl(*names):
     return register
 
 
+# compute_dtype of the dtypes that compute in themselves or in float32, without the checks.
+_COMPUTE = {torch.float32: torch.float32, torch.float16: torch.float32,
+            torch.bfloat16: torch.float32, torch.int32: torch.int32, torch.int64: torch.int64,
+            torch.uint8: torch.uint8, torch.bool: torch.uint8}
+
+
 def require_native(*tensors):
     for t in tensors:
         if isinstance(t, torch.Tensor) and t.dtype not in NATIVE_DTYPES:
@@ -110,11 +116,14 @@ def compute_dtype(dtype):
     return dtype
 
 
+_PYTHON_NUMBERS = (int, float, bool)
+
+
 def is_scalar(x):
     """A Python number or a CPU 0-dim tensor: an operand passed as a kernel scalar."""
-    return isinstance(x, numbers.Number) or (
-        isinstance(x, torch.Tensor) and x.dim() == 0 and x.device.type == "cpu"
-    )
+    if isinstance(x, torch.Tensor):
+        return x.is_cpu and x.dim() == 0
+    return type(x) in _PYTHON_NUMBERS or isinstance(x, numbers.Number)
 
 
 def scalar_value(x):
@@ -129,8 +138,8 @@ def launch(out, inputs, program, compute, scalars=(), key=(0, 0)):
         return out
     shape = out.shape
     expanded = [t if t.shape == shape else t.expand(shape) for t in inputs]
-    _ops.elementwise(out, expanded, program, compute_dtype(compute),
-                     [float(scalar_value(s)) for s in scalars], key[0], key[1])
+    _ops.elementwise(out, expanded, program, _COMPUTE.get(compute) or compute_dtype(compute),
+                     [float(s) for s in scalars], key[0], key[1])
     return out
 
 

@@ -8,46 +8,67 @@ from ._lib import (
 )
 
 
-def _operands(*values):
-    """Splits operands into device tensors (x0, x1, ... in the program) and scalars (s0, ...):
-    returns the program tokens for each operand, the tensors and the scalars."""
-    tokens, tensors, scalars = [], [], []
+_programs = {}  # (template, which operands are scalars) -> program text
+
+
+def _operands(values):
+    """Splits operands into device tensors (x0, x1, ... in the program) and scalars (s0, ...)."""
+    tensors, scalars, kinds = [], [], []
     for value in values:
         if is_scalar(value):
-            tokens.append(f"s{len(scalars)}")
             scalars.append(scalar_value(value))
+            kinds.append(True)
         else:
-            tokens.append(f"x{len(tensors)}")
             tensors.append(value)
-    return tokens, tensors, scalars
+            kinds.append(False)
+    return tensors, scalars, tuple(kinds)
+
+
+def _program_text(template, kinds):
+    program = _programs.get((template, kinds))
+    if program is None:
+        counts, tokens = [0, 0], []
+        for scalar in kinds:
+            tokens.append(("s%d" if scalar else "x%d") % counts[scalar])
+            counts[scalar] += 1
+        program = _programs[(template, kinds)] = template.format(*tokens)
+    return program
 
 
 def _shape(tensors):
-    return torch.broadcast_shapes(*[t.shape for t in tensors]) if tensors else ()
+    if not tensors:
+        return ()
+    shape = tensors[0].shape
+    if all(t.shape == shape for t in tensors):
+        return shape
+    return torch.broadcast_shapes(*[t.shape for t in tensors])
 
 
 def _device(tensors):
-    return next(t.device for t in tensors if t.device.type != "cpu")
+    for t in tensors:
+        if not t.is_cpu:
+            return t.device
+    raise RuntimeError("mimic: no operand is on the device")
 
 
 def _run(template, values, result_dtype, compute, out=None, inplace=None):
     """Evaluates ``template`` (with {0}, {1}, ... for the operands) into a new tensor, into
-    ``inplace`` (the op's self), or into ``out``."""
-    tokens, tensors, scalars = _operands(*values)
+    ``inplace`` (the op's self), or into ``out``. This is the path of every pointwise op, so
+    it avoids work that is not needed in the common case."""
+    tensors, scalars, kinds = _operands(values)
     shape = _shape(tensors)
     if inplace is not None:
-        if not torch.can_cast(result_dtype, inplace.dtype):
+        if result_dtype != inplace.dtype and not torch.can_cast(result_dtype, inplace.dtype):
             raise RuntimeError(
                 f"result type {result_dtype} can't be cast to the desired output type {inplace.dtype}")
-        if tuple(shape) != tuple(inplace.shape) and torch.broadcast_shapes(shape, inplace.shape) != inplace.shape:
+        if shape != inplace.shape and torch.broadcast_shapes(shape, inplace.shape) != inplace.shape:
             raise RuntimeError(f"output with shape {list(inplace.shape)} doesn't match the broadcast shape {list(shape)}")
         target = inplace
     elif out is not None:
         target = prepare_out(out, shape, result_dtype)
     else:
         target = empty(shape, result_dtype, _device(tensors))
-    require_native(target, *tensors)
-    return launch(target, tensors, template.format(*tokens), compute, scalars)
+    return launch(target, tensors, _program_text(template, kinds), compute, scalars)
 
 
 def _float_result(dtype):
