@@ -224,3 +224,22 @@ def test_a_failed_kernel_names_the_error_the_kernel_and_the_op():
     assert "MIMIC_ERROR_ILLEGAL_ADDRESS" in first and "index_select" in first
     assert "while running aten::_copy_from" in first
     assert "MIMIC_ERROR_ILLEGAL_ADDRESS" in sticky  # the device stays failed
+
+
+def test_non_blocking_copies_follow_their_stream(device):
+    side = torch_mimic.Stream()
+    host = torch_mimic.empty_pinned((1 << 20,))
+    host.fill_(2.0)
+    back = torch_mimic.empty_pinned((1 << 20,))
+    start, end = torch_mimic.Event(enable_timing=True), torch_mimic.Event(enable_timing=True)
+    with torch_mimic.stream(side):
+        start.record()
+        y = host.to(device, non_blocking=True)
+        back.copy_(y * 3, non_blocking=True)
+        end.record()
+    y.record_stream(side)
+    side.synchronize()
+    assert torch.equal(back, torch.full((1 << 20,), 6.0))
+    # Both 4 MiB copies crossed the host link on the side stream's timeline.
+    link_gbps = torch_mimic.get_device_properties(0).host_link_bandwidth_gbps
+    assert start.elapsed_time(end) >= 2 * (4 << 20) / (link_gbps * 1e9) * 1e3
