@@ -71,7 +71,8 @@ int computeUnits(int device) {
 
 int64_t scalarBits(double value, isa::DType type) {
   if (isa::isFloat(type)) return static_cast<int64_t>(isa::floatToBits(value, type));
-  if (type == isa::DType::U8) return static_cast<int64_t>(static_cast<uint8_t>(value));
+  // Through int64 first: converting a negative double straight to uint8_t is undefined.
+  if (type == isa::DType::U8) return static_cast<uint8_t>(static_cast<int64_t>(value));
   return static_cast<int64_t>(value);
 }
 
