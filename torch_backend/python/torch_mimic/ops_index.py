@@ -64,7 +64,7 @@ def _scatter(self, dim, index, src, accumulate, inplace):
     if not isinstance(src, torch.Tensor):
         src = torch.full(index.shape, src, dtype=self.dtype, device=self.device)
     elif src.dtype != self.dtype:
-        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _ops.scatter(target, _dim(dim, self.dim()), index, src, accumulate)
     return target
 

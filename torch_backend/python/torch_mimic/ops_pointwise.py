@@ -3,7 +3,7 @@ one launch of the elementwise primitive with a program in its reverse-Polish lan
 import torch
 
 from ._lib import (
-    FLOAT_DTYPES, Unsupported, empty, impl, is_scalar, launch, prepare_out, require_native,
+    FLOAT_DTYPES, empty, impl, is_scalar, launch, prepare_out,
     scalar_value,
 )
 
@@ -490,8 +490,6 @@ def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
     return _run("{1} 0 gt {0} {0} {2} mul where", [grad_output, self, negative_slope],
                 grad_output.dtype, grad_output.dtype)
 
-
-__all__ = ["Unsupported"]
 
 
 # --- more activations ----------------------------------------------------------------------
