@@ -262,8 +262,14 @@ State& state() {
   return *s;
 }
 
+// Runs in tensor destructors, which must not throw: a driver failure here (a device that has
+// failed with a sticky error) is reported and the block is dropped.
 void deleteBlock(void* context) {
-  state().release(static_cast<Block*>(context));
+  try {
+    state().release(static_cast<Block*>(context));
+  } catch (const c10::Error& e) {
+    TORCH_WARN("mimic: freeing device memory failed: ", e.what_without_backtrace());
+  }
 }
 
 Block* blockOf(const c10::DataPtr& data) {
