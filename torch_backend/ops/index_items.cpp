@@ -70,23 +70,32 @@ void IndexWriter::orderedAdd(Reg n, Reg base) {
   Reg target = k_.arg(a_.targetSlab), j = k_.li(0), token = k_.reg(), window = k_.arg(a_.window);
   k_.li(offset, s_.offsets);
   k_.li(first, s_.first);
-  Label loop1 = k_.label(), skip1 = k_.label();
-  k_.bind(loop1);
-  k_.sload(DType::I64, token, first);
-  k_.cmp(Cond::Ne, token, token, j);
-  k_.brnz(token, skip1);
-  k_.sload(DType::I64, v, offset);
-  k_.alu(ScalarOp::Add, v, v, base);
-  k_.dmaLoad(token, target, v, blockDesc_);
-  windowWait(token, window, v);
-  k_.bind(skip1);
-  k_.alu(ScalarOp::Add, offset, offset, 8);
-  k_.alu(ScalarOp::Add, first, first, 8);
-  k_.alu(ScalarOp::Add, target, target, slabBytes_);
-  k_.alu(ScalarOp::Add, j, j, 1);
-  k_.cmp(Cond::Lt, token, j, n);
-  k_.brnz(token, loop1);
-  k_.waitAll();
+  // Moves the block of each item that is the first occurrence of its target, between HBM and
+  // the item's slab: loaded before the adds, stored back after them.
+  auto moveFirstOccurrences = [&](bool load) {
+    Label loop = k_.label(), skip = k_.label();
+    k_.bind(loop);
+    k_.sload(DType::I64, token, first);
+    k_.cmp(Cond::Ne, token, token, j);
+    k_.brnz(token, skip);
+    k_.sload(DType::I64, v, offset);
+    k_.alu(ScalarOp::Add, v, v, base);
+    if (load) {
+      k_.dmaLoad(token, target, v, blockDesc_);
+    } else {
+      k_.dmaStore(token, v, target, blockDesc_);
+    }
+    windowWait(token, window, v);
+    k_.bind(skip);
+    k_.alu(ScalarOp::Add, offset, offset, 8);
+    k_.alu(ScalarOp::Add, first, first, 8);
+    k_.alu(ScalarOp::Add, target, target, slabBytes_);
+    k_.alu(ScalarOp::Add, j, j, 1);
+    k_.cmp(Cond::Lt, token, j, n);
+    k_.brnz(token, loop);
+    k_.waitAll();  // stores: the next tile may load what these stored
+  };
+  moveFirstOccurrences(true);
 
   Reg slot = k_.li(s_.end), targets = k_.arg(a_.targetSlab);
   Reg alpha = key_.scaled ? k_.arg(a_.alphaSlab) : Reg{};
@@ -114,23 +123,7 @@ void IndexWriter::orderedAdd(Reg n, Reg base) {
   k_.li(first, s_.first);
   k_.mov(target, targets);
   k_.li(j, 0);
-  Label loop3 = k_.label(), skip3 = k_.label();
-  k_.bind(loop3);
-  k_.sload(DType::I64, token, first);
-  k_.cmp(Cond::Ne, token, token, j);
-  k_.brnz(token, skip3);
-  k_.sload(DType::I64, v, offset);
-  k_.alu(ScalarOp::Add, v, v, base);
-  k_.dmaStore(token, v, target, blockDesc_);
-  windowWait(token, window, v);
-  k_.bind(skip3);
-  k_.alu(ScalarOp::Add, offset, offset, 8);
-  k_.alu(ScalarOp::Add, first, first, 8);
-  k_.alu(ScalarOp::Add, target, target, slabBytes_);
-  k_.alu(ScalarOp::Add, j, j, 1);
-  k_.cmp(Cond::Lt, token, j, n);
-  k_.brnz(token, loop3);
-  k_.waitAll();  // the next tile may load what these stored
+  moveFirstOccurrences(false);
   for (Reg r : {offset, first, target, j, v, token, window, targets}) k_.release(r);
 }
 
