@@ -25,6 +25,7 @@ struct Completion {
 enum class CommandKind {
   Transfer,     // a copy or fill, timed by the copy/link engines and the flow network
   HostFunc,     // calls a host function when the queue reaches it
+  HostTask,     // calls a host function that says when its (off-device) work ends
   EventRecord,  // completes when every earlier command of its hardware queue has
   EventWait,    // holds its hardware queue until another command has completed
   Fault,        // fails the device with `faultCode` (the driver's fault-injection hook)
@@ -55,6 +56,7 @@ struct Command {
   int dstDevice = -1;
 
   void (*hostFn)(void*) = nullptr;
+  uint64_t (*hostTask)(void*, uint64_t) = nullptr;  // (userData, start ns) -> end ns
   void* userData = nullptr;
 
   std::shared_ptr<Completion> waitFor;

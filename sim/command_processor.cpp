@@ -66,6 +66,15 @@ void CommandProcessor::execute(Command& command) {
       waitNs(config_.hostFuncLatencyNs);
       command.hostFn(command.userData);
       break;
+    case CommandKind::HostTask: {
+      waitNs(config_.hostFuncLatencyNs);
+      // The task runs with the whole simulation standing still, however long it blocks, so
+      // its end time depends only on simulated inputs.
+      const SimTime start = nowNs();
+      const SimTime end = command.hostTask(command.userData, start);
+      if (end > start) waitNs(end - start);
+      break;
+    }
     case CommandKind::Fault:
       device_.raiseFault(command.faultCode);
       break;

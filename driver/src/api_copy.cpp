@@ -1,4 +1,4 @@
-// mimicMemcpy, mimicMemcpyAsync, mimicMemcpyPeerAsync, mimicMemsetAsync.
+// mimicMemcpy, mimicMemcpyAsync, mimicMemcpyPeerAsync, mimicMemsetAsync, mimicMemGetHostView.
 //
 // The bytes move when the command is submitted (functional order is submission order, see
 // DESIGN.md); the simulation then decides when the copy starts and ends.
@@ -170,6 +170,20 @@ mimicResult mimicMemsetAsync(void* dptr, int value, size_t bytes, mimicQueue que
     cmd->bytes = bytes;
     cmd->dstDevice = target.device;
     rt.submit(*q, std::move(cmd));
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicMemGetHostView(const void* dptr, size_t bytes, void** view) {
+  return guarded(__func__, [&](Runtime& rt) {
+    requireNotNull(view, "view");
+    if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
+    const Endpoint end = resolve(rt, dptr, bytes, "dptr");
+    if (end.device < 0) {
+      fail(MIMIC_ERROR_INVALID_DEVICE_POINTER,
+           "dptr " + hexAddress(dptr) + " is host memory, not a device allocation");
+    }
+    *view = end.bytes;
     return MIMIC_SUCCESS;
   });
 }

@@ -86,4 +86,17 @@ mimicResult mimicLaunchHostFunc(mimicQueue queue, void (*fn)(void*), void* userD
   });
 }
 
+mimicResult mimicLaunchHostTask(mimicQueue queue, uint64_t (*fn)(void*, uint64_t), void* userData) {
+  return guarded(__func__, [&](Runtime& rt) {
+    requireNotNull(reinterpret_cast<const void*>(fn), "fn");
+    auto q = rt.queue(queue, kDefaultQueueDevice);
+    auto cmd = std::make_unique<Command>();
+    cmd->kind = CommandKind::HostTask;
+    cmd->hostTask = fn;
+    cmd->userData = userData;
+    rt.submit(*q, std::move(cmd));
+    return MIMIC_SUCCESS;
+  });
+}
+
 }  // extern "C"

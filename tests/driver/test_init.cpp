@@ -18,6 +18,10 @@
 
 namespace {
 
+uint64_t noTask(void*, uint64_t startNs) {
+  return startNs;
+}
+
 int deviceCount() {
   int count = -1;
   EXPECT_EQ(mimicDeviceGetCount(&count), MIMIC_SUCCESS);
@@ -81,6 +85,8 @@ TEST_F(InitTest, EveryCallBeforeInitReturnsNotInitialized) {
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicHostFree(host));
   mimicPointerAttributes attrs{};
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicPointerGetAttributes(host, &attrs));
+  void* view = nullptr;
+  EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicMemGetHostView(host, 8, &view));
 
   char other[16] = {};
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicMemcpy(other, host, sizeof host));
@@ -97,6 +103,7 @@ TEST_F(InitTest, EveryCallBeforeInitReturnsNotInitialized) {
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicQueueSynchronize(nullptr));
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicQueueWaitEvent(nullptr, nullptr));
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicLaunchHostFunc(nullptr, noOp, nullptr));
+  EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicLaunchHostTask(nullptr, noTask, nullptr));
 
   mimicEvent event = nullptr;
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicEventCreate(0, 0, &event));

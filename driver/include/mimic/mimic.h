@@ -209,6 +209,16 @@ typedef struct mimicPointerAttributes {
  * Returns MIMIC_ERROR_NULL_POINTER (ptr or attrs), MIMIC_ERROR_INVALID_DEVICE_POINTER (inside
  * a device's address range but not in a live allocation). */
 mimicResult mimicPointerGetAttributes(const void* ptr, mimicPointerAttributes* attrs);
+/* The simulator's own view of device memory: a host pointer to the bytes at
+ * [dptr, dptr + bytes), which must lie in one live allocation. mimic does the functional part
+ * of every command when it is submitted, so the view shows the effect of all work submitted so
+ * far, and bytes written through it count as written by the next command submitted. The view
+ * is valid until the allocation is freed. Real hardware has no such mapping: it is for
+ * simulator-aware layers (the c10d backend hands it to Gloo to move data between processes).
+ * Returns MIMIC_ERROR_NULL_POINTER (dptr or view), MIMIC_ERROR_INVALID_SIZE (zero),
+ * MIMIC_ERROR_INVALID_DEVICE_POINTER (not inside a live device allocation),
+ * MIMIC_ERROR_OUT_OF_BOUNDS (the range runs past its allocation), a sticky error. */
+mimicResult mimicMemGetHostView(const void* dptr, size_t bytes, void** view);
 
 /* Copies bytes; the direction is inferred from the pointers (host to device, device to host,
  * device to device, also across devices, and host to host). It is queued on the default queue
@@ -269,6 +279,16 @@ mimicResult mimicQueueWaitEvent(mimicQueue queue, mimicEvent event);
  * has completed; later work on the queue waits for it to return. fn must not call mimic.
  * Returns MIMIC_ERROR_NULL_POINTER (fn), MIMIC_ERROR_INVALID_QUEUE, a sticky error. */
 mimicResult mimicLaunchHostFunc(mimicQueue queue, void (*fn)(void*), void* userData);
+/* Queues a host task: work done off the device that takes simulated time, such as a transfer
+ * to another process. When the queue reaches it, fn(userData, startNs) is called on the
+ * simulation's thread and returns the simulated time, in ns, at which the work ends (a time
+ * before startNs counts as startNs); later work on the queue waits until then. The whole
+ * simulation stands still while fn runs, so fn may block (on another process, say) without
+ * changing any simulated time. The simulation reaches a host task without waiting for the host
+ * to synchronise. fn must not call mimic.
+ * Returns MIMIC_ERROR_NULL_POINTER (fn), MIMIC_ERROR_INVALID_QUEUE, a sticky error. */
+mimicResult mimicLaunchHostTask(mimicQueue queue, uint64_t (*fn)(void* userData, uint64_t startNs),
+                                void* userData);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Events                                                                                    */
