@@ -1,7 +1,5 @@
 #include "sim/simulator.h"
 
-#include <algorithm>
-
 #include <systemc>
 
 #include <atomic>
@@ -89,16 +87,12 @@ void Simulator::submit(std::unique_ptr<Command> command) {
     std::lock_guard<std::mutex> lock(mutex_);
     command->stamp = hostTime_;
     hostTime_ += config_.hostClock.submitNs;
-    // A host task may be waited for by another process (a collective's peer), which this
-    // process's host clock knows nothing about: it is run as soon as its queue allows.
-    const bool hostTask = command->kind == CommandKind::HostTask;
-    if (hostTask) hostTasks_.push_back(command->completion);
     inbox_.push_back(std::move(command));
     idle_ = false;
-    // Other submissions alone do not wake the simulation: simulated time does not depend on
-    // when it runs, and a simulation thread woken per command would take a core from the host
+    // Submissions alone do not wake the simulation: simulated time does not depend on when
+    // it runs, and a simulation thread woken per command would take a core from the host
     // threads. Waits and polls wake it; a long batch does too, to bound the inbox.
-    wake = (hostTask || inbox_.size() >= kEagerBatch) && signalSimulation();
+    wake = inbox_.size() >= kEagerBatch && signalSimulation();
   }
   if (wake) simulationWake_.notify_one();
 }
@@ -245,10 +239,7 @@ void Simulator::threadMain() {
       lock.lock();
       continue;
     }
-    hostTasks_.erase(std::remove_if(hostTasks_.begin(), hostTasks_.end(),
-                                    [](const auto& c) { return c->done.load(); }),
-                     hostTasks_.end());
-    const bool unbounded = !waiters_.empty() || !hostTasks_.empty();
+    const bool unbounded = !waiters_.empty();
     const SimTime target = hostTime_;
     if (runnable(target, unbounded)) {
       lock.unlock();
@@ -264,7 +255,6 @@ void Simulator::threadMain() {
         w->satisfied.store(true, std::memory_order_release);
       }
       waiters_.clear();
-      hostTasks_.clear();
     }
     reached_ = std::max(reached_.load(), target);
     idle_ = !busy;

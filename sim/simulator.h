@@ -81,7 +81,6 @@ class Simulator {
   std::condition_variable hostWake_;
   std::vector<std::unique_ptr<Command>> inbox_;
   std::vector<Waiter*> waiters_;
-  std::vector<std::shared_ptr<Completion>> hostTasks_;  // queued host tasks not run yet
   SimTime hostTime_ = 0;
   std::atomic<SimTime> reached_{0};  // the simulation has processed every event up to here
   std::atomic<bool> idle_{true};     // nothing in flight: every submitted command has completed

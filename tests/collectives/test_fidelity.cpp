@@ -1,16 +1,21 @@
-// Simulated time of the ring AllReduce against the alpha-beta(-gamma) model, n = 2, 4 and 8 on
-// the default preset (a ring of devices), 1 KiB .. 64 MiB of f32, in place; n = 4 on tiny.
+// Simulated time of the ring collectives against the alpha-beta(-gamma) model, n = 2, 4 and 8
+// on the default preset (a ring of devices), 1 KiB .. 256 MiB of f32 in all, in place; n = 4 on
+// tiny (up to 16 MiB: tiny has 64 MiB of HBM per device).
 //
-// Model, per ring step (2(n - 1) of them, each moving count/n elements = b bytes per link):
+// Model, per ring step (each moving c = b / n bytes over every rank's link to its next rank):
 //   alpha = command latency (the peer copy's launch) + HBM latency + one hop of link latency
-//   beta  = b / B, B the device-link bandwidth per direction
-// and, in the n - 1 reduce-scatter steps only, the reduction kernel that follows the copy on
-// the receiving queue:
+//   beta  = c / B, B the device-link bandwidth per direction
+// and, in the reduce-scatter steps only, the reduction kernel that follows the copy on the
+// receiving queue:
 //   gamma = command latency + the kernel's run time, taken from mimicQueueGetKernelCounters of
 //           that kernel (the compute model is validated by the engine tests, not here).
-//   t = 2(n - 1)(alpha + b / B) + (n - 1) gamma
-// The test records events around the group on every rank's queue and takes the span from the
-// earliest start to the latest end.
+//   AllReduce      t = 2(n - 1)(alpha + c / B) + (n - 1) gamma   busbw = b / t x 2(n - 1) / n
+//   ReduceScatter  t = (n - 1)(alpha + c / B + gamma)             busbw = b / t x (n - 1) / n
+//   AllGather      t = (n - 1)(alpha + c / B)                     busbw = b / t x (n - 1) / n
+// b is the whole buffer: AllReduce's count x 4, ReduceScatter's send, AllGather's recv. The
+// test records events around the group on every rank's queue and takes the span from the
+// earliest start to the latest end. AllReduce of 256 MiB on 8 devices takes 2.6 GiB of host
+// memory and about 5 s; the ten cases take about 17 s together under ctest.
 #include <algorithm>
 #include <cstdio>
 
@@ -23,8 +28,13 @@ struct Measured {
   double kernelNs;  // run time of the last reduction kernel (rank 0)
 };
 
-Measured timeAllReduce(Clique& q, std::vector<void*>& buffers, size_t count) {
+enum class Kind { AllReduce, ReduceScatter, AllGather };
+const char* const kNames[] = {"allreduce", "reduce_scatter", "allgather"};
+
+// One collective over b bytes of f32 in buffers (in place: rank r's slice is its part).
+Measured timeCollective(Clique& q, std::vector<void*>& buffers, Kind kind, size_t bytes) {
   const int n = q.size();
+  const size_t count = bytes / 4, part = count / n;
   std::vector<mimicEvent> start(n), end(n);
   for (int r = 0; r < n; ++r) {
     EXPECT_EQ(mimicEventCreate(r, MIMIC_EVENT_DEFAULT, &start[r]), MIMIC_SUCCESS);
@@ -36,9 +46,17 @@ Measured timeAllReduce(Clique& q, std::vector<void*>& buffers, size_t count) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(mimicEventRecord(start[r], q.queues[r]), MIMIC_SUCCESS);
   EXPECT_EQ(mimicGroupStart(), MIMIC_SUCCESS);
   for (int r = 0; r < n; ++r) {
-    EXPECT_EQ(mimicAllReduce(buffers[r], buffers[r], count, mimicFloat32, mimicSum, q.comms[r],
-                             q.queues[r]),
-              MIMIC_SUCCESS);
+    float* all = static_cast<float*>(buffers[r]);
+    float* mine = all + size_t(r) * part;
+    mimicResult result = MIMIC_SUCCESS;
+    if (kind == Kind::AllReduce) {
+      result = mimicAllReduce(all, all, count, mimicFloat32, mimicSum, q.comms[r], q.queues[r]);
+    } else if (kind == Kind::ReduceScatter) {
+      result = mimicReduceScatter(all, mine, part, mimicFloat32, mimicSum, q.comms[r], q.queues[r]);
+    } else {
+      result = mimicAllGather(mine, all, part, mimicFloat32, q.comms[r], q.queues[r]);
+    }
+    EXPECT_EQ(result, MIMIC_SUCCESS);
   }
   EXPECT_EQ(mimicGroupEnd(), MIMIC_SUCCESS) << collDetail();
   for (int r = 0; r < n; ++r) EXPECT_EQ(mimicEventRecord(end[r], q.queues[r]), MIMIC_SUCCESS);
@@ -53,12 +71,14 @@ Measured timeAllReduce(Clique& q, std::vector<void*>& buffers, size_t count) {
     EXPECT_EQ(mimicEventDestroy(start[r]), MIMIC_SUCCESS);
     EXPECT_EQ(mimicEventDestroy(end[r]), MIMIC_SUCCESS);
   }
-  mimicKernelCounters counters{};
-  EXPECT_EQ(mimicQueueGetKernelCounters(q.queues[0], &counters), MIMIC_SUCCESS);
+  mimicKernelCounters counters{};  // AllGather runs no kernel
+  if (kind != Kind::AllGather) {
+    EXPECT_EQ(mimicQueueGetKernelCounters(q.queues[0], &counters), MIMIC_SUCCESS);
+  }
   return {double(last - first), double(counters.endNs - counters.startNs)};
 }
 
-void checkRing(const char* preset, int n, size_t maxBytes) {
+void checkRing(const char* preset, int n, size_t maxBytes, Kind kind = Kind::AllReduce) {
   ASSERT_EQ(mimicInitWithPreset(0, preset, ("system.num_devices=" + std::to_string(n)).c_str()),
             MIMIC_SUCCESS);
   setenv("MIMIC_COLL_ALGO", "ring", 1);
@@ -71,20 +91,21 @@ void checkRing(const char* preset, int n, size_t maxBytes) {
   Clique q(n);
   std::vector<void*> buffers(n);
   for (int r = 0; r < n; ++r) buffers[r] = devAlloc(r, maxBytes);
-  std::printf("ring allreduce, n = %d, f32, preset %s: alpha %.0f ns, B %.0f GB/s\n", n, p.preset,
-              alpha, bandwidth);
+  std::printf("ring %s, n = %d, f32, preset %s: alpha %.0f ns, B %.0f GB/s\n", kNames[int(kind)], n,
+              p.preset, alpha, bandwidth);
   std::printf("%10s %10s %10s %8s %10s %8s %10s\n", "bytes", "sim us", "model us", "error",
               "gamma us", "algbw", "busbw GB/s");
   for (size_t bytes = 1024; bytes <= maxBytes; bytes *= 4) {
-    const size_t count = bytes / 4;
-    const Measured m = timeAllReduce(q, buffers, count);
-    const double chunk = double(bytes) / n;
-    const double gamma = double(p.commandLatencyNs) + m.kernelNs;
-    const double model = 2.0 * (n - 1) * (alpha + chunk / bandwidth) + (n - 1) * gamma;
+    const Measured m = timeCollective(q, buffers, kind, bytes);
+    const double step = alpha + double(bytes) / n / bandwidth;
+    const double gamma = kind == Kind::AllGather ? 0.0 : double(p.commandLatencyNs) + m.kernelNs;
+    const double model = (kind == Kind::AllReduce ? 2 : 1) * (n - 1) * step + (n - 1) * gamma;
     const double algbw = double(bytes) / m.ns;
+    const double busbw = algbw * (kind == Kind::AllReduce ? 2 : 1) * (n - 1) / n;
     std::printf("%10zu %10.2f %10.2f %7.3f%% %10.2f %8.2f %10.2f\n", bytes, m.ns / 1e3, model / 1e3,
-                100.0 * (m.ns - model) / model, gamma / 1e3, algbw, algbw * 2.0 * (n - 1) / n);
-    EXPECT_NEAR(m.ns, model, 0.05 * model) << bytes << " bytes on " << n << " ranks";
+                100.0 * (m.ns - model) / model, gamma / 1e3, algbw, busbw);
+    EXPECT_NEAR(m.ns, model, 0.05 * model)
+        << kNames[int(kind)] << ", " << bytes << " bytes on " << n << " ranks";
   }
   for (void* b : buffers) EXPECT_EQ(mimicMemFree(b), MIMIC_SUCCESS);
 }
@@ -92,13 +113,31 @@ void checkRing(const char* preset, int n, size_t maxBytes) {
 constexpr size_t kMiB = size_t{1} << 20;
 
 TEST(Fidelity, RingAllReduce2) {
-  checkRing("default", 2, 64 * kMiB);
+  checkRing("default", 2, 256 * kMiB);
 }
 TEST(Fidelity, RingAllReduce4) {
-  checkRing("default", 4, 64 * kMiB);
+  checkRing("default", 4, 256 * kMiB);
 }
 TEST(Fidelity, RingAllReduce8) {
-  checkRing("default", 8, 64 * kMiB);
+  checkRing("default", 8, 256 * kMiB);
+}
+TEST(Fidelity, RingReduceScatter2) {
+  checkRing("default", 2, 256 * kMiB, Kind::ReduceScatter);
+}
+TEST(Fidelity, RingReduceScatter4) {
+  checkRing("default", 4, 256 * kMiB, Kind::ReduceScatter);
+}
+TEST(Fidelity, RingReduceScatter8) {
+  checkRing("default", 8, 256 * kMiB, Kind::ReduceScatter);
+}
+TEST(Fidelity, RingAllGather2) {
+  checkRing("default", 2, 256 * kMiB, Kind::AllGather);
+}
+TEST(Fidelity, RingAllGather4) {
+  checkRing("default", 4, 256 * kMiB, Kind::AllGather);
+}
+TEST(Fidelity, RingAllGather8) {
+  checkRing("default", 8, 256 * kMiB, Kind::AllGather);
 }
 // Other figures (25 GB/s links, 500 ns hops, 1 us commands, 100 GB/s HBM), within tiny's 64 MiB.
 TEST(Fidelity, RingAllReduceTiny4) {

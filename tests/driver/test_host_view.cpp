@@ -72,16 +72,6 @@ TEST_F(DriverTest, HostTaskThatBlocksDoesNotChangeSimulatedTime) {
   ASSERT_OK(mimicQueueDestroy(queue));
 }
 
-// A peer process may wait for the task while this host never synchronises.
-TEST_F(DriverTest, HostTaskRunsWithoutTheHostWaiting) {
-  Task task;
-  ASSERT_OK(mimicLaunchHostTask(nullptr, runTask, &task));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!task.ran && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  EXPECT_TRUE(task.ran);
-  ASSERT_OK(mimicDeviceSynchronize(0));
-}
-
 TEST_F(DriverTest, HostTaskLeavesOtherQueuesRunning) {
   mimicQueue held = newQueue(), other = newQueue();
   Task task;

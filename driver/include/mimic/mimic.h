@@ -284,8 +284,8 @@ mimicResult mimicLaunchHostFunc(mimicQueue queue, void (*fn)(void*), void* userD
  * simulation's thread and returns the simulated time, in ns, at which the work ends (a time
  * before startNs counts as startNs); later work on the queue waits until then. The whole
  * simulation stands still while fn runs, so fn may block (on another process, say) without
- * changing any simulated time. The simulation reaches a host task without waiting for the host
- * to synchronise. fn must not call mimic.
+ * changing any simulated time. Like all work, it runs once the host's clock or a host wait
+ * has let the simulation reach it. fn must not call mimic.
  * Returns MIMIC_ERROR_NULL_POINTER (fn), MIMIC_ERROR_INVALID_QUEUE, a sticky error. */
 mimicResult mimicLaunchHostTask(mimicQueue queue, uint64_t (*fn)(void* userData, uint64_t startNs),
                                 void* userData);

@@ -46,6 +46,9 @@ from ._random import (  # noqa: E402
 from ._fallback import fallback_report, reset_fallback_report  # noqa: E402
 from . import _registration  # noqa: E402,F401  (registers the op kernels)
 from ._naming import DEVICE_TYPE  # noqa: E402
+from . import _distributed  # noqa: E402
+
+_distributed.register()
 
 __all__ = [
     "DEVICE_TYPE", "DeviceProperties", "Event", "Stream", "current_device", "current_stream",

@@ -1,0 +1,74 @@
+// One call of the mimic ProcessGroup as this rank sees it, and the checks and host views the
+// collectives share (process_group_mimic.cpp).
+#pragma once
+
+#include <ATen/ATen.h>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <string>
+#include <vector>
+
+#include "collectives/c10d/time_model.h"
+
+namespace mimic::c10d {
+
+// One collective call as this rank sees it. Everything in the description must agree across
+// ranks; `error` is this rank's own argument error, shared with the others so that every rank
+// fails instead of waiting for it.
+struct Call {
+  enum Name {
+    kBroadcast,
+    kAllreduce,
+    kAllreduceCoalesced,
+    kReduce,
+    kAllgather,
+    kAllgatherBase,
+    kAllgatherCoalesced,
+    kGather,
+    kScatter,
+    kReduceScatter,
+    kReduceScatterBase,
+    kAlltoallBase,
+    kAlltoall,
+    kBarrier,
+    kSend,
+    kRecv,
+  };
+  Name name;
+  CollectiveKind kind;
+  ::c10d::OpType opType;
+  int device = -1;
+  at::ScalarType dtype = at::ScalarType::Undefined;
+  int64_t numel = -1;  // elements that must agree (per rank), -1 if none
+  int64_t root = -1;
+  int64_t reduceOp = -1;
+  std::vector<int64_t> inputSplits, outputSplits;  // all-to-all
+  std::string error;
+  uint64_t bytes = 0;  // for the time model
+  uint64_t sequence = 0;
+  std::string clockKey;  // point to point: the store key of the sender's clock
+};
+
+// "mimic allreduce (collective #3, rank 1 of 2): ", the start of every error message.
+std::string prefix(const Call& call, int rank, int size);
+
+// Records the first argument error of the call.
+void setError(Call& call, const std::string& message);
+// Checks a tensor argument (a dense, contiguous tensor on the call's mimic device, of the
+// call's dtype) and folds its device and dtype into the call.
+void addTensor(Call& call, const at::Tensor& t, const std::string& what);
+void addTensors(Call& call, const std::vector<at::Tensor>& tensors, const std::string& what,
+                size_t expected);
+void setReduceOp(Call& call, const ::c10d::ReduceOp& op);
+void setRoot(Call& call, int64_t root, int size);
+
+// The host's view of a device tensor: a CPU tensor over the simulator's copy of its bytes.
+at::Tensor hostView(const at::Tensor& t);
+std::vector<at::Tensor> hostViews(const std::vector<at::Tensor>& tensors);
+
+// Gloo has no AVG: the ranks sum, then finishAverage divides in the element type.
+::c10d::ReduceOp glooOp(int64_t op);
+void finishAverage(const Call& call, at::Tensor& view, int size);
+
+}  // namespace mimic::c10d

@@ -1,0 +1,116 @@
+// The c10d ProcessGroup "mimic": collectives between processes, each owning its simulated
+// devices.
+//
+// A collective has a functional part and a timed part, like every mimic command:
+// - Functional: when the call is made, the ranks first agree on what they are doing (one small
+//   Gloo allgather of each rank's description of the call: collective, dtype, sizes, root, op,
+//   and whether its own arguments were valid), so a mismatch is an error on every rank instead of
+//   a hang. Then PyTorch's Gloo moves the bytes directly between the host views of the device
+//   tensors (mimicMemGetHostView). mimic does the functional work of a command at submission,
+//   so the views hold what every earlier-submitted command produced, and later commands see the
+//   result.
+// - Timed: the collective runs on the group's collective queue of the device (one per device,
+//   like NCCL's stream), after the caller's current stream has reached the call. There a host
+//   task exchanges the ranks' simulated clocks (a second Gloo group, used only by the simulation
+//   thread) and holds the queue until max(start over ranks) + the link model's time
+//   (time_model.h). The Work's future completes on that queue, so waiting on it orders the
+//   caller's stream after the collective.
+// Point-to-point: send and recv move their bytes with Gloo's send/recv; the receiver's clock
+// learns the sender's through the store.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/c10d/time_model.h"
+
+namespace mimic::c10d {
+
+struct SharedState;
+struct Call;
+
+class ProcessGroupMimic : public ::c10d::ProcessGroup {
+ public:
+  // `data` and `clock` are Gloo groups of the same ranks over prefixes of `store`.
+  ProcessGroupMimic(c10::intrusive_ptr<::c10d::Store> store, int rank, int size,
+                    c10::intrusive_ptr<::c10d::ProcessGroup> data,
+                    c10::intrusive_ptr<::c10d::ProcessGroup> clock,
+                    std::chrono::milliseconds timeout);
+  ~ProcessGroupMimic() override;
+
+  const std::string getBackendName() const override { return "mimic"; }
+
+  c10::intrusive_ptr<::c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                             const ::c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                             const ::c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> allreduce_coalesced(
+      std::vector<at::Tensor>& tensors, const ::c10d::AllreduceCoalescedOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> reduce(std::vector<at::Tensor>& tensors,
+                                          const ::c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                             std::vector<at::Tensor>& inputs,
+                                             const ::c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                   const ::c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> allgather_coalesced(
+      std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+      const ::c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                          std::vector<at::Tensor>& inputs,
+                                          const ::c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                           std::vector<std::vector<at::Tensor>>& inputs,
+                                           const ::c10d::ScatterOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> reduce_scatter(
+      std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+      const ::c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> _reduce_scatter_base(
+      at::Tensor& output, at::Tensor& input, const ::c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                                 std::vector<int64_t>& outputSplits,
+                                                 std::vector<int64_t>& inputSplits,
+                                                 const ::c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
+                                            std::vector<at::Tensor>& inputs,
+                                            const ::c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> barrier(const ::c10d::BarrierOptions& opts) override;
+  c10::intrusive_ptr<::c10d::Work> send(std::vector<at::Tensor>& tensors, int dstRank,
+                                        int tag) override;
+  c10::intrusive_ptr<::c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank,
+                                        int tag) override;
+
+ private:
+  // The collective queue and events of one device, created on first use.
+  struct DeviceQueue;
+  DeviceQueue& deviceQueue(int device);
+
+  // Exchanges every rank's description of the call; throws on every rank if any rank's
+  // arguments were bad or the ranks disagree.
+  void agree(Call& call);
+  // Queues the timed part on the device's collective queue and returns the finished Work.
+  c10::intrusive_ptr<::c10d::Work> finish(Call& call, std::vector<at::Tensor> outputs,
+                                          std::function<void()> deferred = nullptr);
+  // Runs one Gloo operation of `call`, turning its failure into an error naming the ranks.
+  void runData(const Call& call, const c10::intrusive_ptr<::c10d::Work>& work);
+  void settleClocks();
+  [[noreturn]] void failPeers(const Call& call, const std::string& why);
+  std::string missingRanks(uint64_t sequence);
+
+  c10::intrusive_ptr<::c10d::Store> store_;
+  c10::intrusive_ptr<::c10d::ProcessGroup> data_;
+  std::shared_ptr<SharedState> shared_;
+  std::chrono::milliseconds timeout_;
+  uint64_t sequence_ = 0;
+  std::map<std::pair<int, int>, uint64_t> sendSequence_, recvSequence_;  // (peer, tag)
+  std::map<int, std::unique_ptr<DeviceQueue>> queues_;
+};
+
+}  // namespace mimic::c10d
