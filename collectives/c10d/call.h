@@ -47,7 +47,7 @@ struct Call {
   std::string error;
   uint64_t bytes = 0;  // for the time model
   uint64_t sequence = 0;
-  std::string clockKey;  // point to point: the store key of the sender's clock
+  uint64_t endNs = 0;  // when the collective ends in simulated time, as the ranks agreed
 };
 
 // "mimic allreduce (collective #3, rank 1 of 2): ", the start of every error message.

@@ -19,26 +19,6 @@ using ::c10d::ReduceOp;
 using ::c10d::Work;
 using mimic::torch_backend::kDeviceType;
 
-// What queued clock tasks need; they may run after the group is gone.
-struct SharedState {
-  c10::intrusive_ptr<::c10d::ProcessGroup> clock;
-  c10::intrusive_ptr<::c10d::Store> store;
-  int rank = 0;
-  int size = 1;
-  std::chrono::milliseconds timeout{0};
-  std::mutex mutex;
-  std::string asyncError;  // the first failed clock exchange, reported by the next call
-
-  void recordError(const std::string& message) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (asyncError.empty()) asyncError = message;
-  }
-  void rethrowAsyncError() {
-    std::lock_guard<std::mutex> lock(mutex);
-    TORCH_CHECK(asyncError.empty(), asyncError);
-  }
-};
-
 namespace {
 
 const char* callName(int name) {
@@ -192,71 +172,28 @@ void finishAverage(const Call& call, at::Tensor& view, int size) {
 
 namespace {
 
-// The clock exchange, run on the simulation thread when the collective queue reaches the call.
-struct ClockTask {
-  enum Mode { kCollective, kSend, kRecv };
-  std::shared_ptr<SharedState> shared;
-  Mode mode = kCollective;
-  CollectiveKind kind = CollectiveKind::Barrier;
-  uint64_t bytes = 0;
-  LinkModel link{};
-  std::string key;  // point to point: where the sender leaves its clock
+// Holds the collective queue until the simulated time the ranks agreed on.
+uint64_t holdUntil(void* endNs, uint64_t startNs) {
+  const uint64_t end = reinterpret_cast<uintptr_t>(endNs);
+  return std::max(end, startNs);
+}
 
-  static uint64_t run(void* data, uint64_t startNs) {
-    std::unique_ptr<ClockTask> task(static_cast<ClockTask*>(data));
-    try {
-      return task->endNs(startNs);
-    } catch (const std::exception& e) {
-      task->shared->recordError("mimic: exchanging simulated clocks with the other ranks " +
-                                std::string("failed: ") + e.what());
-      return startNs;
-    }
-  }
-
-  uint64_t endNs(uint64_t startNs) {
-    const uint64_t own = collectiveNs(kind, shared->size, bytes, link);
-    if (mode == kSend) {
-      shared->store->set(key, std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&startNs),
-                                                   reinterpret_cast<uint8_t*>(&startNs) + 8));
-      return startNs + own;  // the bytes leave eagerly, as from a staging buffer
-    }
-    if (mode == kRecv) {
-      shared->store->wait({key}, shared->timeout);
-      const std::vector<uint8_t> value = shared->store->get(key);
-      shared->store->deleteKey(key);
-      uint64_t sentNs = 0;
-      std::copy(value.begin(), value.begin() + std::min<size_t>(8, value.size()),
-                reinterpret_cast<uint8_t*>(&sentNs));
-      return std::max(startNs, sentNs + own);
-    }
-    if (shared->size == 1) return startNs;
-    std::vector<at::Tensor> clocks{at::full({1}, int64_t(startNs), at::kLong)};
-    ::c10d::AllreduceOptions opts;
-    opts.reduceOp = ReduceOp::MAX;
-    shared->clock->allreduce(clocks, opts)->wait(shared->timeout);
-    return uint64_t(clocks[0].item<int64_t>()) + own;
-  }
-};
-
-// A finished collective: its data has moved, and its future completes on the collective queue
-// at the simulated time the link model gives. `deferred` (point to point) finishes the Gloo
-// transfer when the caller first waits.
+// A collective whose data has moved; its future completes on the collective queue at the
+// simulated time the ranks agreed on. `deferred` (point to point) finishes the Gloo transfer
+// when the caller first waits or asks for the future.
 class MimicWork : public Work {
  public:
-  MimicWork(OpType type, std::vector<at::Tensor> outputs,
-            c10::intrusive_ptr<c10::ivalue::Future> future, std::shared_ptr<SharedState> shared,
-            std::function<void()> deferred)
-      : Work(shared->rank, type),
+  MimicWork(int rank, OpType type, std::vector<at::Tensor> outputs,
+            c10::intrusive_ptr<c10::ivalue::Future> future, std::function<void()> deferred)
+      : Work(rank, type),
         outputs_(std::move(outputs)),
         future_(std::move(future)),
-        shared_(std::move(shared)),
         deferred_(std::move(deferred)) {}
 
   bool isCompleted() override { return !deferred_ && future_->completed(); }
   bool isSuccess() const override { return true; }
   bool wait(std::chrono::milliseconds /*timeout*/) override {
     runDeferred();
-    shared_->rethrowAsyncError();
     future_->wait();
     return true;
   }
@@ -276,7 +213,6 @@ class MimicWork : public Work {
 
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
-  std::shared_ptr<SharedState> shared_;
   std::function<void()> deferred_;
 };
 
@@ -285,50 +221,20 @@ class MimicWork : public Work {
 struct ProcessGroupMimic::DeviceQueue {
   c10::Stream stream;
   mimicQueue queue = nullptr;
-  mimicEvent ready = nullptr;  // the caller's stream reached the collective
-  mimicEvent done = nullptr;   // the latest collective's clock task has ended
-  bool pending = false;        // done is recorded and not yet waited for
+  mimicEvent ready = nullptr;  // the caller's stream reached the call
   LinkModel link{};
 };
 
 ProcessGroupMimic::ProcessGroupMimic(c10::intrusive_ptr<::c10d::Store> store, int rank, int size,
                                      c10::intrusive_ptr<::c10d::ProcessGroup> data,
-                                     c10::intrusive_ptr<::c10d::ProcessGroup> clock,
                                      std::chrono::milliseconds timeout)
     : ProcessGroup(rank, size),
       store_(std::move(store)),
       data_(std::move(data)),
-      shared_(std::make_shared<SharedState>()),
-      timeout_(timeout) {
-  shared_->clock = std::move(clock);
-  shared_->store = store_;
-  shared_->rank = rank;
-  shared_->size = size;
-  shared_->timeout = timeout;
-}
+      timeout_(timeout) {}
 
 ProcessGroupMimic::~ProcessGroupMimic() {
-  // Peers may still wait for this rank's clocks; their own timeouts bound the wait.
-  for (auto& entry : queues_) {
-    if (entry.second->pending) mimicEventSynchronize(entry.second->done);
-    mimicEventDestroy(entry.second->ready);
-    mimicEventDestroy(entry.second->done);
-  }
-}
-
-// A simulation reaches a clock task only when its host's clock passes it or its host waits for
-// the device. Before blocking on the other ranks, the host therefore waits (in simulated time)
-// for its earlier collectives, so that every rank's simulation can serve the others' clock
-// exchanges. The host's clock then stands at their end: collectives overlap with the work
-// queued before the next one, one collective in flight at a time.
-void ProcessGroupMimic::settleClocks() {
-  for (auto& entry : queues_) {
-    DeviceQueue& dq = *entry.second;
-    if (!dq.pending) continue;
-    dq.pending = false;
-    MIMIC_TORCH_CHECK(mimicEventSynchronize(dq.done));
-  }
-  shared_->rethrowAsyncError();
+  for (auto& entry : queues_) mimicEventDestroy(entry.second->ready);
 }
 
 ProcessGroupMimic::DeviceQueue& ProcessGroupMimic::deviceQueue(int device) {
@@ -337,14 +243,29 @@ ProcessGroupMimic::DeviceQueue& ProcessGroupMimic::deviceQueue(int device) {
     auto dq = std::make_unique<DeviceQueue>(
         DeviceQueue{torch_backend::createStream(device, MIMIC_QUEUE_PRIORITY_HIGH)});
     dq->queue = torch_backend::queueOf(dq->stream);
-    MIMIC_TORCH_CHECK(mimicEventCreate(device, MIMIC_EVENT_DISABLE_TIMING, &dq->ready));
-    MIMIC_TORCH_CHECK(mimicEventCreate(device, MIMIC_EVENT_DISABLE_TIMING, &dq->done));
+    MIMIC_TORCH_CHECK(mimicEventCreate(device, MIMIC_EVENT_DEFAULT, &dq->ready));
     mimicDeviceProperties props{};
     MIMIC_TORCH_CHECK(mimicDeviceGetProperties(device, &props));
     dq->link = LinkModel::fromProperties(props);
     slot = std::move(dq);
   }
   return *slot;
+}
+
+uint64_t ProcessGroupMimic::arrive(int device) {
+  DeviceQueue& dq = deviceQueue(device);
+  const c10::Stream current = torch_backend::currentStream(device);
+  MIMIC_TORCH_CHECK(mimicEventRecord(dq.ready, torch_backend::queueOf(current)));
+  MIMIC_TORCH_CHECK(mimicQueueWaitEvent(dq.queue, dq.ready));
+  if (getSize() == 1) return 0;
+  uint64_t arrivalNs = 0;
+  MIMIC_TORCH_CHECK(mimicEventSynchronize(dq.ready));
+  MIMIC_TORCH_CHECK(mimicEventGetTimestamp(dq.ready, &arrivalNs));
+  return arrivalNs;
+}
+
+uint64_t ProcessGroupMimic::modelNs(const Call& call, uint64_t bytes) {
+  return collectiveNs(call.kind, getSize(), bytes, deviceQueue(call.device).link);
 }
 
 std::string ProcessGroupMimic::missingRanks(uint64_t sequence) {
@@ -381,10 +302,11 @@ void ProcessGroupMimic::runData(const Call& call, const c10::intrusive_ptr<Work>
 }
 
 void ProcessGroupMimic::agree(Call& call) {
-  settleClocks();
   call.sequence = ++sequence_;
   const int size = getSize();
   const std::string where = prefix(call, getRank(), size);
+  if (call.device < 0) call.device = torch_backend::currentDevice();
+  const uint64_t arrivalNs = arrive(call.device);
   if (size == 1) {
     TORCH_CHECK(call.error.empty(), where, call.error);
     return;
@@ -392,8 +314,9 @@ void ProcessGroupMimic::agree(Call& call) {
   const std::string progress = std::to_string(call.sequence);
   store_->set("mimic/progress/" + std::to_string(getRank()),
               std::vector<uint8_t>(progress.begin(), progress.end()));
-  // name, dtype, numel, root, reduce op, error flag, then the all-to-all splits.
-  const int64_t fields = 6 + 2 * int64_t(size);
+  // name, dtype, numel, root, reduce op, error flag, arrival, bytes, then all-to-all splits.
+  constexpr int kSplits = 8;
+  const int64_t fields = kSplits + 2 * int64_t(size);
   at::Tensor mine = at::zeros({fields}, at::kLong);
   int64_t* m = mine.data_ptr<int64_t>();
   m[0] = call.name;
@@ -402,10 +325,13 @@ void ProcessGroupMimic::agree(Call& call) {
   m[3] = call.root;
   m[4] = call.reduceOp;
   m[5] = call.error.empty() ? 0 : 1;
-  for (size_t i = 0; i < call.inputSplits.size() && int(i) < size; ++i)
-    m[6 + i] = call.inputSplits[i];
+  m[6] = int64_t(arrivalNs);
+  m[7] = int64_t(call.bytes);
+  for (size_t i = 0; i < call.inputSplits.size() && int(i) < size; ++i) {
+    m[kSplits + i] = call.inputSplits[i];
+  }
   for (size_t i = 0; i < call.outputSplits.size() && int(i) < size; ++i) {
-    m[6 + size + i] = call.outputSplits[i];
+    m[kSplits + size + i] = call.outputSplits[i];
   }
   at::Tensor all = at::empty({size, fields}, at::kLong);
   std::vector<std::vector<at::Tensor>> outputs{std::vector<at::Tensor>(all.unbind(0))};
@@ -439,45 +365,27 @@ void ProcessGroupMimic::agree(Call& call) {
   disagree(4, "reduce op", [](int64_t v) { return std::string(reduceOpName(v)); });
   if (call.name == Call::kAlltoallBase || call.name == Call::kAlltoall) {
     for (int r = 0; r < size; ++r) {
-      const int64_t sent = field(r, 6 + getRank());
+      const int64_t sent = field(r, kSplits + getRank());
       const int64_t expected = call.outputSplits[r];
       TORCH_CHECK(sent == expected, where, "rank ", r, " sends ", sent, " elements to rank ",
                   getRank(), ", which expects ", expected, " from it");
     }
   }
+  // Every rank computes the same end: the last arrival plus the model's time for the largest
+  // message any rank moves.
+  uint64_t lastArrival = 0, bytes = 0;
+  for (int r = 0; r < size; ++r) {
+    lastArrival = std::max(lastArrival, uint64_t(field(r, 6)));
+    bytes = std::max(bytes, uint64_t(field(r, 7)));
+  }
+  call.endNs = lastArrival + modelNs(call, bytes);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupMimic::finish(Call& call, std::vector<at::Tensor> outputs,
                                                    std::function<void()> deferred) {
   DeviceQueue& dq = deviceQueue(call.device);
-  const c10::Stream current = torch_backend::currentStream(call.device);
-  MIMIC_TORCH_CHECK(mimicEventRecord(dq.ready, torch_backend::queueOf(current)));
-  MIMIC_TORCH_CHECK(mimicQueueWaitEvent(dq.queue, dq.ready));
-  auto task = std::make_unique<ClockTask>();
-  task->shared = shared_;
-  task->kind = call.kind;
-  task->bytes = call.bytes;
-  task->link = dq.link;
-  task->key = call.clockKey;
-  if (call.name == Call::kSend) task->mode = ClockTask::kSend;
-  if (call.name == Call::kRecv) task->mode = ClockTask::kRecv;
-  MIMIC_TORCH_CHECK(mimicLaunchHostTask(dq.queue, &ClockTask::run, task.get()));
-  task.release();  // ClockTask::run owns it now
-  MIMIC_TORCH_CHECK(mimicEventRecord(dq.done, dq.queue));
-  dq.pending = true;
-  if (deferred) {
-    // Point to point: before the caller blocks on the transfer, its simulation must be able
-    // to serve the peer's clock (see settleClocks).
-    mimicEvent transferred = nullptr;
-    MIMIC_TORCH_CHECK(mimicEventCreate(call.device, MIMIC_EVENT_DISABLE_TIMING, &transferred));
-    MIMIC_TORCH_CHECK(mimicEventRecord(transferred, dq.queue));
-    deferred = [transferred, transfer = std::move(deferred)] {
-      const mimicResult result = mimicEventSynchronize(transferred);
-      mimicEventDestroy(transferred);
-      MIMIC_TORCH_CHECK(result);
-      transfer();
-    };
-  }
+  MIMIC_TORCH_CHECK(
+      mimicLaunchHostTask(dq.queue, &holdUntil, reinterpret_cast<void*>(uintptr_t(call.endNs))));
   auto future = c10::make_intrusive<c10::ivalue::Future>(
       c10::ListType::create(c10::TensorType::get()),
       std::vector<c10::Device>{c10::Device(kDeviceType, c10::DeviceIndex(call.device))});
@@ -485,8 +393,8 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::finish(Call& call, std::vector<at::T
     c10::StreamGuard onCollectiveQueue(dq.stream);
     future->markCompleted(c10::IValue(outputs));
   }
-  return c10::make_intrusive<MimicWork>(call.opType, std::move(outputs), std::move(future), shared_,
-                                        std::move(deferred));
+  return c10::make_intrusive<MimicWork>(getRank(), call.opType, std::move(outputs),
+                                        std::move(future), std::move(deferred));
 }
 
 }  // namespace mimic::c10d

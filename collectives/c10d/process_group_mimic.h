@@ -2,21 +2,23 @@
 // devices.
 //
 // A collective has a functional part and a timed part, like every mimic command:
-// - Functional: when the call is made, the ranks first agree on what they are doing (one small
-//   Gloo allgather of each rank's description of the call: collective, dtype, sizes, root, op,
-//   and whether its own arguments were valid), so a mismatch is an error on every rank instead of
-//   a hang. Then PyTorch's Gloo moves the bytes directly between the host views of the device
-//   tensors (mimicMemGetHostView). mimic does the functional work of a command at submission,
-//   so the views hold what every earlier-submitted command produced, and later commands see the
-//   result.
-// - Timed: the collective runs on the group's collective queue of the device (one per device,
-//   like NCCL's stream), after the caller's current stream has reached the call. There a host
-//   task exchanges the ranks' simulated clocks (a second Gloo group, used only by the simulation
-//   thread) and holds the queue until max(start over ranks) + the link model's time
-//   (time_model.h). The Work's future completes on that queue, so waiting on it orders the
-//   caller's stream after the collective.
-// Point-to-point: send and recv move their bytes with Gloo's send/recv; the receiver's clock
-// learns the sender's through the store.
+// - Arrival: the host waits (in simulated time) until the caller's current stream has reached
+//   the call, and reads that time. This is the one host synchronisation per collective: each
+//   simulation then only runs as far as its own host lets it, so no rank's simulation ever
+//   waits for another process, and the times are deterministic.
+// - Agreement: one small Gloo allgather of each rank's description of the call (collective,
+//   dtype, sizes, root, op, whether its own arguments were valid, arrival time, bytes), so a
+//   mismatch is an error on every rank instead of a hang, and every rank computes the same end
+//   time: the last arrival + the link model's time (time_model.h).
+// - Data: PyTorch's Gloo moves the bytes directly between the host views of the device tensors
+//   (mimicMemGetHostView). mimic does the functional work of a command at submission, so the
+//   views hold what every earlier-submitted command produced, and later commands see the result.
+// - Timing: a host task holds the group's collective queue of the device (one per device, like
+//   NCCL's stream; it waits for the caller's stream first) until the agreed end. The Work's
+//   future completes on that queue, so waiting on it orders the caller's stream after the
+//   collective, while work queued meanwhile overlaps with it.
+// Point to point: send and recv move their bytes with Gloo's send/recv; the sender leaves its
+// arrival time in the store for the receiver, whose timed part is queued when it waits.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -33,15 +35,13 @@
 
 namespace mimic::c10d {
 
-struct SharedState;
 struct Call;
 
 class ProcessGroupMimic : public ::c10d::ProcessGroup {
  public:
-  // `data` and `clock` are Gloo groups of the same ranks over prefixes of `store`.
+  // `data` is a Gloo group of the same ranks over a prefix of `store`.
   ProcessGroupMimic(c10::intrusive_ptr<::c10d::Store> store, int rank, int size,
                     c10::intrusive_ptr<::c10d::ProcessGroup> data,
-                    c10::intrusive_ptr<::c10d::ProcessGroup> clock,
                     std::chrono::milliseconds timeout);
   ~ProcessGroupMimic() override;
 
@@ -100,13 +100,18 @@ class ProcessGroupMimic : public ::c10d::ProcessGroup {
                                           std::function<void()> deferred = nullptr);
   // Runs one Gloo operation of `call`, turning its failure into an error naming the ranks.
   void runData(const Call& call, const c10::intrusive_ptr<::c10d::Work>& work);
-  void settleClocks();
+  // Orders the device's collective queue after the caller's current stream and returns the
+  // simulated time at which that stream reached the call (the host waits for it; 0 when the
+  // group has one rank).
+  uint64_t arrive(int device);
+  void checkPeer(Call& call, int peer, const char* role);
+  // The link model's time for the call moving `bytes`.
+  uint64_t modelNs(const Call& call, uint64_t bytes);
   [[noreturn]] void failPeers(const Call& call, const std::string& why);
   std::string missingRanks(uint64_t sequence);
 
   c10::intrusive_ptr<::c10d::Store> store_;
   c10::intrusive_ptr<::c10d::ProcessGroup> data_;
-  std::shared_ptr<SharedState> shared_;
   std::chrono::milliseconds timeout_;
   uint64_t sequence_ = 0;
   std::map<std::pair<int, int>, uint64_t> sendSequence_, recvSequence_;  // (peer, tag)

@@ -74,7 +74,43 @@ std::vector<int64_t> splitsOf(Call& call, const at::Tensor& t, const std::vector
   return given;
 }
 
+std::string peerKey(int from, int to, int tag, uint64_t sequence) {
+  return "mimic/p2p/" + std::to_string(from) + "-" + std::to_string(to) + "/" +
+         std::to_string(tag) + "/" + std::to_string(sequence);
+}
+
+// A point-to-point receive: `complete` finishes it (and returns the finished Work) the first
+// time the caller waits or asks for the future.
+class DeferredWork : public Work {
+ public:
+  DeferredWork(int rank, OpType type, std::function<c10::intrusive_ptr<Work>()> complete)
+      : Work(rank, type), complete_(std::move(complete)) {}
+
+  bool isCompleted() override { return done_ && done_->isCompleted(); }
+  bool isSuccess() const override { return true; }
+  bool wait(std::chrono::milliseconds timeout) override { return finished()->wait(timeout); }
+  void synchronize() override { finished()->synchronize(); }
+  std::vector<at::Tensor> result() override { return finished()->result(); }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return finished()->getFuture(); }
+
+ private:
+  const c10::intrusive_ptr<Work>& finished() {
+    if (!done_) done_ = complete_();
+    return done_;
+  }
+
+  std::function<c10::intrusive_ptr<Work>()> complete_;
+  c10::intrusive_ptr<Work> done_;
+};
+
 }  // namespace
+
+void ProcessGroupMimic::checkPeer(Call& call, int peer, const char* role) {
+  if (peer < 0 || peer >= getSize() || peer == getRank()) {
+    setError(call, std::string(role) + " rank " + std::to_string(peer) +
+                       " is not another rank of 0.." + std::to_string(getSize() - 1));
+  }
+}
 
 c10::intrusive_ptr<Work> ProcessGroupMimic::allreduce(std::vector<at::Tensor>& tensors,
                                                       const ::c10d::AllreduceOptions& opts) {
@@ -425,24 +461,24 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::send(std::vector<at::Tensor>& tensor
                                                  int tag) {
   Call call = newCall(Call::kSend, CollectiveKind::PointToPoint, OpType::SEND);
   addTensors(call, tensors, "tensors", 1);
-  if (dstRank < 0 || dstRank >= getSize() || dstRank == getRank()) {
-    setError(call, "destination rank " + std::to_string(dstRank) + " is not another rank of 0.." +
-                       std::to_string(getSize() - 1));
-  }
+  checkPeer(call, dstRank, "destination");
   call.sequence = ++sendSequence_[{dstRank, tag}];
   TORCH_CHECK(call.error.empty(), prefix(call, getRank(), getSize()), call.error);
-  settleClocks();
   call.bytes = tensors[0].nbytes();
-  call.clockKey = "mimic/p2p/" + std::to_string(getRank()) + "-" + std::to_string(dstRank) + "/" +
-                  std::to_string(tag) + "/" + std::to_string(call.sequence);
+  const uint64_t arrivalNs = arrive(call.device);
+  call.endNs = arrivalNs + modelNs(call, call.bytes);
+  const std::string sentAt = std::to_string(arrivalNs);
+  store_->set(peerKey(getRank(), dstRank, tag, call.sequence),
+              std::vector<uint8_t>(sentAt.begin(), sentAt.end()));
   std::function<void()> deferred;
   if (tensors[0].numel() > 0) {
+    // A snapshot: the caller may overwrite the tensor before the peer has received it.
     std::vector<at::Tensor> staging{hostView(tensors[0]).clone()};
     auto transfer = data_->send(staging, dstRank, tag);
     const std::string where = prefix(call, getRank(), getSize()) + "sending to rank " +
                               std::to_string(dstRank) + " failed or timed out after " +
                               std::to_string(timeout_.count()) + " ms: ";
-    deferred = [transfer, where, timeout = timeout_] {
+    deferred = [transfer, staging, where, timeout = timeout_] {
       try {
         transfer->wait(timeout);
       } catch (const std::exception& e) {
@@ -453,38 +489,42 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::send(std::vector<at::Tensor>& tensor
   return finish(call, tensors, std::move(deferred));
 }
 
+// The receiver learns the sender's arrival only once the transfer is done, so its timed part is
+// queued when it first waits; until then the Work is not complete.
 c10::intrusive_ptr<Work> ProcessGroupMimic::recv(std::vector<at::Tensor>& tensors, int srcRank,
                                                  int tag) {
   Call call = newCall(Call::kRecv, CollectiveKind::PointToPoint, OpType::RECV);
   addTensors(call, tensors, "tensors", 1);
-  if (srcRank < 0 || srcRank >= getSize() || srcRank == getRank()) {
-    setError(call, "source rank " + std::to_string(srcRank) + " is not another rank of 0.." +
-                       std::to_string(getSize() - 1));
-  }
+  checkPeer(call, srcRank, "source");
   call.sequence = ++recvSequence_[{srcRank, tag}];
   TORCH_CHECK(call.error.empty(), prefix(call, getRank(), getSize()), call.error);
-  settleClocks();
   call.bytes = tensors[0].nbytes();
-  call.clockKey = "mimic/p2p/" + std::to_string(srcRank) + "-" + std::to_string(getRank()) + "/" +
-                  std::to_string(tag) + "/" + std::to_string(call.sequence);
-  std::function<void()> deferred;
-  if (tensors[0].numel() > 0) {
-    std::vector<at::Tensor> staging{
-        at::empty_like(tensors[0], tensors[0].options().device(at::kCPU))};
-    auto transfer = data_->recv(staging, srcRank, tag);
-    const std::string where = prefix(call, getRank(), getSize()) + "receiving from rank " +
-                              std::to_string(srcRank) + " failed or timed out after " +
-                              std::to_string(timeout_.count()) + " ms: ";
-    deferred = [transfer, staging, destination = tensors[0], where, timeout = timeout_] {
-      try {
-        transfer->wait(timeout);
-      } catch (const std::exception& e) {
-        TORCH_CHECK(false, where, e.what());
-      }
-      hostView(destination).copy_(staging[0]);
-    };
-  }
-  return finish(call, tensors, std::move(deferred));
+  at::Tensor destination = tensors[0];
+  std::vector<at::Tensor> staging{
+      at::empty_like(destination, destination.options().device(at::kCPU))};
+  c10::intrusive_ptr<Work> transfer;
+  if (destination.numel() > 0) transfer = data_->recv(staging, srcRank, tag);
+  const std::string key = peerKey(srcRank, getRank(), tag, call.sequence);
+  return c10::make_intrusive<DeferredWork>(
+      getRank(), OpType::RECV,
+      [this, call, srcRank, transfer, staging, destination, key]() mutable {
+        const std::string where = prefix(call, getRank(), getSize()) + "receiving from rank " +
+                                  std::to_string(srcRank) + " failed or timed out after " +
+                                  std::to_string(timeout_.count()) + " ms: ";
+        try {
+          if (transfer) transfer->wait(timeout_);
+          store_->wait({key}, timeout_);
+        } catch (const std::exception& e) {
+          TORCH_CHECK(false, where, e.what());
+        }
+        if (transfer) hostView(destination).copy_(staging[0]);
+        const std::vector<uint8_t> sentAt = store_->get(key);
+        store_->deleteKey(key);
+        const uint64_t sentNs = std::stoull(std::string(sentAt.begin(), sentAt.end()));
+        const uint64_t arrivalNs = arrive(call.device);
+        call.endNs = std::max(arrivalNs, sentNs + modelNs(call, call.bytes));
+        return finish(call, {destination});
+      });
 }
 
 }  // namespace mimic::c10d

@@ -13,8 +13,7 @@ PYBIND11_MODULE(_c10d, module) {
   py::class_<mimic::c10d::ProcessGroupMimic, ::c10d::ProcessGroup,
              c10::intrusive_ptr<mimic::c10d::ProcessGroupMimic>>(module, "ProcessGroupMimic")
       .def(py::init<c10::intrusive_ptr<::c10d::Store>, int, int,
-                    c10::intrusive_ptr<::c10d::ProcessGroup>,
                     c10::intrusive_ptr<::c10d::ProcessGroup>, std::chrono::milliseconds>(),
-           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("data"), py::arg("clock"),
-           py::arg("timeout"), py::call_guard<py::gil_scoped_release>());
+           py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("data"), py::arg("timeout"),
+           py::call_guard<py::gil_scoped_release>());
 }

@@ -1,9 +1,8 @@
 """The c10d backend "mimic": ``torch.distributed.init_process_group("mimic")``.
 
 Each rank drives its own simulated device(s). The ranks move bytes with PyTorch's own Gloo,
-created on the same store (under the prefixes ``mimic/data`` and ``mimic/clock``), directly on
-the host view of device memory, and agree on simulated time at every collective
-(collectives/c10d/process_group_mimic.h).
+created on the same store (under the prefix ``mimic/data``), directly on the host view of device
+memory, and agree on simulated time at every collective (collectives/c10d/process_group_mimic.h).
 """
 import torch.distributed as _dist
 
@@ -14,8 +13,7 @@ def _create_process_group(store, rank, size, timeout):
     from . import _c10d
 
     data = _dist.ProcessGroupGloo(_dist.PrefixStore("mimic/data", store), rank, size, timeout)
-    clock = _dist.ProcessGroupGloo(_dist.PrefixStore("mimic/clock", store), rank, size, timeout)
-    return _c10d.ProcessGroupMimic(store, rank, size, data, clock, timeout)
+    return _c10d.ProcessGroupMimic(store, rank, size, data, timeout)
 
 
 def register():

@@ -1,0 +1,321 @@
+"""Rank programs for test_distributed.py. Each runs in a process of its own (dist_harness) and
+returns plain data for the test to check."""
+import os
+import time
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+DEV = "privateuseone"
+TIMEOUT = timedelta(seconds=20)
+
+
+def _init(rank, size, init_method="env://", timeout=TIMEOUT):
+    import torch_mimic  # noqa: F401  (registers the backend)
+
+    dist.init_process_group("mimic", init_method=init_method, rank=rank, world_size=size,
+                            timeout=timeout)
+    return torch.device(DEV, 0)
+
+
+def _data(rank, shape, dtype, salt=0):
+    """Deterministic per-rank data that differs between ranks; small integers so that sums and
+    products are exact in every dtype."""
+    n = 1
+    for d in shape:
+        n *= d
+    values = (torch.arange(n, dtype=torch.int64) * 7 + rank * 3 + salt) % 5 + 1
+    return values.reshape(shape).to(dtype)
+
+
+def _same(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+
+
+# ---------------------------------------------------------------------------------------------
+# Every collective, compared with Gloo over CPU tensors (a second group in the same processes).
+
+DTYPES = [torch.float32, torch.float16, torch.int32, torch.int64]
+SIZES = [0, 1, 7, 1000]
+OPS = {"sum": dist.ReduceOp.SUM, "product": dist.ReduceOp.PRODUCT, "min": dist.ReduceOp.MIN,
+       "max": dist.ReduceOp.MAX}
+
+
+def _mismatches(rank, size, gloo, dev):
+    bad = []
+
+    def check(name, got, want):
+        if not _same(got.cpu(), want):
+            bad.append(f"{name}: rank {rank} got {got.cpu().tolist()[:6]}, want "
+                       f"{want.tolist()[:6]}")
+
+    for dtype in DTYPES:
+        for n in SIZES:
+            tag = f"{dtype} x {n}"
+            for op_name, op in OPS.items():
+                if op_name == "product" and dtype == torch.float16 and n > 7:
+                    continue  # 5^4 overflows float16 rounding the same way on both, but skip noise
+                x = _data(rank, [n], dtype)
+                ref = x.clone()
+                dist.all_reduce(ref, op=op, group=gloo)
+                got = x.to(dev)
+                dist.all_reduce(got, op=op)
+                check(f"all_reduce {op_name} {tag}", got, ref)
+            x = _data(rank, [n], dtype)
+            ref = x.clone()
+            dist.all_reduce(ref, group=gloo)
+            ref = ref / size if dtype.is_floating_point else torch.div(ref, size, rounding_mode="trunc")
+            got = x.to(dev)
+            dist.all_reduce(got, op=dist.ReduceOp.AVG)
+            check(f"all_reduce avg {tag}", got, ref.to(dtype))
+
+            root = size - 1
+            ref = _data(rank, [n], dtype, salt=1)
+            dist.broadcast(ref, src=root, group=gloo)
+            got = _data(rank, [n], dtype, salt=1).to(dev)
+            dist.broadcast(got, src=root)
+            check(f"broadcast {tag}", got, ref)
+
+            ref = _data(rank, [n], dtype, salt=2)
+            dist.reduce(ref, dst=root, group=gloo)
+            got = _data(rank, [n], dtype, salt=2).to(dev)
+            dist.reduce(got, dst=root)
+            if rank == root:
+                check(f"reduce {tag}", got, ref)
+
+            x = _data(rank, [n], dtype, salt=3)
+            refs = [torch.empty_like(x) for _ in range(size)]
+            if n:  # Gloo's own allgather, gather and scatter crash (SIGFPE) on 0 elements
+                dist.all_gather(refs, x, group=gloo)
+            gots = [torch.empty(n, dtype=dtype, device=dev) for _ in range(size)]
+            dist.all_gather(gots, x.to(dev))
+            for r in range(size):
+                check(f"all_gather [{r}] {tag}", gots[r], refs[r])
+            flat = torch.empty(n * size, dtype=dtype, device=dev)
+            dist._all_gather_base(flat, x.to(dev))
+            check(f"_all_gather_base {tag}", flat, torch.cat(refs))
+
+            # Gloo has no reduce_scatter: the reference is its allreduce, sliced.
+            chunks = [_data(rank, [n], dtype, salt=4 + r) for r in range(size)]
+            whole = torch.cat(chunks)
+            dist.all_reduce(whole, group=gloo)
+            want = whole[rank * n:(rank + 1) * n]
+            got = torch.empty(n, dtype=dtype, device=dev)
+            dist.reduce_scatter(got, [c.to(dev) for c in chunks])
+            check(f"reduce_scatter {tag}", got, want)
+            got = torch.empty(n, dtype=dtype, device=dev)
+            dist._reduce_scatter_base(got, torch.cat(chunks).to(dev))
+            check(f"_reduce_scatter_base {tag}", got, want)
+
+            # Uneven all-to-all: rank r sends (r + q + n) % 3 rows of 2 to rank q.
+            in_splits = [(rank + q + n) % 3 for q in range(size)]
+            out_splits = [(q + rank + n) % 3 for q in range(size)]
+            x = _data(rank, [sum(in_splits), 2], dtype, salt=5)
+            ref = torch.empty(sum(out_splits), 2, dtype=dtype)
+            dist.all_to_all_single(ref, x, out_splits, in_splits, group=gloo)
+            got = torch.empty(sum(out_splits), 2, dtype=dtype, device=dev)
+            dist.all_to_all_single(got, x.to(dev), out_splits, in_splits)
+            check(f"all_to_all_single {tag}", got, ref)
+
+            x = _data(rank, [n], dtype, salt=6)
+            refs = [torch.empty_like(x) for _ in range(size)] if rank == 0 else None
+            if n:
+                dist.gather(x, refs, dst=0, group=gloo)
+            gots = [torch.empty(n, dtype=dtype, device=dev) for _ in range(size)] if rank == 0 else None
+            dist.gather(x.to(dev), gots, dst=0)
+            if rank == 0:
+                for r in range(size):
+                    check(f"gather [{r}] {tag}", gots[r], refs[r])
+
+            pieces = [_data(r, [n], dtype, salt=7) for r in range(size)]
+            ref = pieces[rank].clone()
+            if n:
+                dist.scatter(ref, pieces if rank == 0 else None, src=0, group=gloo)
+            got = torch.empty(n, dtype=dtype, device=dev)
+            dist.scatter(got, [p.to(dev) for p in pieces] if rank == 0 else None, src=0)
+            check(f"scatter {tag}", got, ref)
+
+            # A ring of sends: rank r sends to r + 1 and receives from r - 1.
+            x = _data(rank, [n], dtype, salt=8)
+            got = torch.empty(n, dtype=dtype, device=dev)
+            sent = dist.isend(x.to(dev), (rank + 1) % size)
+            dist.recv(got, (rank - 1) % size)
+            sent.wait()
+            check(f"send/recv {tag}", got, _data((rank - 1) % size, [n], dtype, salt=8))
+    dist.barrier()
+    return bad
+
+
+def collectives_match_gloo(rank, size):
+    dev = _init(rank, size)
+    gloo = dist.new_group(backend="gloo")
+    return _mismatches(rank, size, gloo, dev)
+
+
+def init_method(rank, size, method):
+    dev = _init(rank, size, init_method=method)
+    x = torch.full((5,), float(rank + 1), device=dev)
+    dist.all_reduce(x)
+    backend = dist.get_backend()
+    dist.destroy_process_group()
+    return {"sum": x.cpu().tolist(), "backend": backend}
+
+
+# ---------------------------------------------------------------------------------------------
+# Simulated time
+
+
+def simulated_time(rank, size):
+    """Rank 1 computes longer before the collective; both must end it at the same time, the
+    slower rank's arrival plus the link model."""
+    import torch_mimic
+
+    dev = _init(rank, size)
+    a = torch.ones(256, 256, device=dev)
+    for _ in range(4 if rank == 1 else 1):
+        a = a @ a / 256
+    arrived = torch_mimic.Event(enable_timing=True)
+    arrived.record()
+    x = torch.ones(1 << 20, device=dev)
+    work = dist.all_reduce(x, async_op=True)
+    work.wait()
+    done = torch_mimic.Event(enable_timing=True)
+    done.record()
+    done.synchronize()
+    props = torch_mimic.get_device_properties(0)
+    return {"arrived_to_done_ms": arrived.elapsed_time(done), "end_ns": torch_mimic.sim_time(),
+            "link_gbps": props.device_link_bandwidth_gbps, "x0": x[0].item()}
+
+
+def async_overlap(rank, size):
+    """An async allreduce and a matmul queued after it overlap in simulated time."""
+    import torch_mimic
+
+    dev = _init(rank, size)
+    a = torch.ones(512, 512, device=dev)
+    x = torch.ones(4 << 20, device=dev)
+    torch_mimic.synchronize()
+    spans = {}
+    for name in ("allreduce", "matmul", "both"):
+        start = torch_mimic.Event(enable_timing=True)
+        end = torch_mimic.Event(enable_timing=True)
+        start.record()
+        work = dist.all_reduce(x, async_op=True) if name != "matmul" else None
+        if name != "allreduce":
+            a = (a @ a) / 512
+        if work is not None:
+            work.wait()
+        end.record()
+        end.synchronize()
+        spans[name] = start.elapsed_time(end)
+    return spans
+
+
+def stream_ordering(rank, size):
+    """A collective issued on a side stream runs after that stream's producer kernel; a consumer
+    on another stream that waits for an event after it sees the reduced data, later in time."""
+    import torch_mimic
+
+    dev = _init(rank, size)
+    side = torch_mimic.Stream()
+    consumer = torch_mimic.Stream()
+    produced = torch_mimic.Event(enable_timing=True)
+    reduced = torch_mimic.Event(enable_timing=True)
+    consumed = torch_mimic.Event(enable_timing=True)
+    with torch_mimic.stream(side):
+        big = torch.ones(2048, 2048, device=dev)
+        x = (big @ big)[0, :1024] * (rank + 1) / 2048
+        produced.record()
+        dist.all_reduce(x)
+        reduced.record()
+    with torch_mimic.stream(consumer):
+        consumer.wait_event(reduced)
+        y = x * 2
+        consumed.record()
+    consumed.synchronize()
+    return {"produced_to_reduced_ms": produced.elapsed_time(reduced),
+            "reduced_to_consumed_ms": reduced.elapsed_time(consumed),
+            "y0": y[0].item(), "expected": 2.0 * sum(r + 1 for r in range(size))}
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input: every rank gets an error naming the collective and the ranks, and the group still
+# works afterwards.
+
+
+def _error_of(fn):
+    try:
+        fn()
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+def bad_inputs(rank, size):
+    dev = _init(rank, size)
+    errors = {}
+    errors["shape"] = _error_of(lambda: dist.all_reduce(torch.ones(10 + 2 * rank, device=dev)))
+    errors["dtype"] = _error_of(lambda: dist.all_reduce(
+        torch.ones(4, device=dev, dtype=torch.float32 if rank == 0 else torch.int32)))
+    errors["device"] = _error_of(lambda: dist.all_reduce(
+        torch.ones(4, device=dev if rank == 0 else "cpu")))
+    errors["contiguous"] = _error_of(lambda: dist.all_reduce(
+        torch.ones(4, 4, device=dev).t() if rank == 1 else torch.ones(4, 4, device=dev)))
+    errors["op"] = _error_of(lambda: dist.all_reduce(
+        torch.ones(4, dtype=torch.int32, device=dev), op=dist.ReduceOp.BAND))
+    errors["root"] = _error_of(lambda: dist.broadcast(torch.ones(4, device=dev), src=size + 3))
+    errors["collective"] = _error_of(
+        lambda: dist.all_reduce(torch.ones(4, device=dev)) if rank == 0
+        else dist.broadcast(torch.ones(4, device=dev), src=0))
+    x = torch.ones(3, device=dev)
+    dist.all_reduce(x)
+    return {"errors": errors, "after": x.cpu().tolist()}
+
+
+def dead_peer(rank, size):
+    dev = _init(rank, size, timeout=timedelta(seconds=5))
+    x = torch.ones(4, device=dev)
+    dist.all_reduce(x)
+    if rank == size - 1:
+        os._exit(0)  # dies without a word
+    start = time.monotonic()
+    error = _error_of(lambda: dist.all_reduce(x))
+    return {"error": error, "seconds": time.monotonic() - start}
+
+
+# ---------------------------------------------------------------------------------------------
+# DDP on mimic against DDP on Gloo/CPU.
+
+
+def _train(model, batches, device):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    for inputs, targets in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(inputs.to(device)), targets.to(device))
+        loss.backward()
+        optimizer.step()
+    return [p.detach().cpu() for p in model.parameters()]
+
+
+def ddp_parity(rank, size):
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    dev = _init(rank, size)
+    gloo = dist.new_group(backend="gloo")
+    torch.manual_seed(0)
+    template = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
+                                   torch.nn.Linear(32, 4))
+    generator = torch.Generator().manual_seed(100 + rank)
+    batches = [(torch.randn(8, 16, generator=generator), torch.randn(8, 4, generator=generator))
+               for _ in range(6)]
+    import copy
+
+    on_mimic = DDP(copy.deepcopy(template).to(dev), bucket_cap_mb=0.001)
+    on_cpu = DDP(copy.deepcopy(template), process_group=gloo, bucket_cap_mb=0.001)
+    mimic_params = _train(on_mimic, batches, dev)
+    cpu_params = _train(on_cpu, batches, "cpu")
+    initial = list(template.parameters())
+    return {"max_diff": max((a - b).abs().max().item() for a, b in zip(mimic_params, cpu_params)),
+            "moved": max((a - b.detach()).abs().max().item()
+                         for a, b in zip(cpu_params, initial))}
