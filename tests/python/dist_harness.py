@@ -35,6 +35,7 @@ def run_ranks(fn, size, tmp_path, *extra, deadline_s=DEFAULT_DEADLINE_S):
     """fn(rank, size, *extra) runs on every rank; returns [rank 0's result, ...] where each
     result is {"ok": True, "value": ...} or {"ok": False, "error": ..., "trace": ...}."""
     out_dir = str(tmp_path)
+    os.makedirs(out_dir, exist_ok=True)
     context = mp.start_processes(_entry, args=(fn, size, free_port(), out_dir, extra),
                                  nprocs=size, join=False, start_method="spawn")
     end = time.monotonic() + deadline_s

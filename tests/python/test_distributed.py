@@ -1,0 +1,120 @@
+"""The c10d backend "mimic" across processes (torch.multiprocessing spawn and torchrun): every
+collective against Gloo on CPU tensors, init methods, simulated time, stream ordering, bad
+input, a dead peer, and DDP against DDP on Gloo/CPU. The rank programs are in dist_workers.py."""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch.distributed as dist
+
+import dist_workers
+from dist_harness import free_port, run_ranks, values
+
+pytestmark = pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not built")
+
+
+@pytest.mark.parametrize("size", [2, 4])
+def test_every_collective_matches_gloo(tmp_path, size):
+    mismatches = values(run_ranks(dist_workers.collectives_match_gloo, size, tmp_path))
+    assert mismatches == [[]] * size
+
+
+@pytest.mark.parametrize("method", ["env", "file", "tcp"])
+def test_init_methods(tmp_path, method):
+    if method == "env":
+        init = "env://"
+    elif method == "file":
+        init = f"file://{tmp_path}/rendezvous"
+    else:
+        init = f"tcp://127.0.0.1:{free_port()}"
+    results = values(run_ranks(dist_workers.init_method, 2, tmp_path, init))
+    assert results == [{"sum": [3.0] * 5, "backend": "mimic"}] * 2
+
+
+def test_ranks_agree_on_simulated_time_and_it_is_deterministic(tmp_path):
+    first = values(run_ranks(dist_workers.simulated_time, 2, tmp_path / "a"))
+    second = values(run_ranks(dist_workers.simulated_time, 2, tmp_path / "b"))
+    assert first == second
+    # Both ranks finish the collective at the same simulated time; rank 1 arrived later (more
+    # compute), so rank 0 waited for it.
+    assert first[0]["end_ns"] == first[1]["end_ns"]
+    assert first[0]["arrived_to_done_ms"] > first[1]["arrived_to_done_ms"]
+    assert first[0]["x0"] == 2.0
+    # The slower rank waits for nothing but the transfer: 2 ranks, 4 MiB, ring on 100 GB/s
+    # links moves 2 x 2 MiB per link, at least 42 us.
+    link_ns = 2 * (2 << 20) / first[1]["link_gbps"]
+    assert first[1]["arrived_to_done_ms"] * 1e6 >= link_ns
+    assert first[1]["arrived_to_done_ms"] * 1e6 < 1.5 * link_ns
+
+
+def test_async_collective_overlaps_with_compute(tmp_path):
+    spans = values(run_ranks(dist_workers.async_overlap, 2, tmp_path))[0]
+    assert spans["matmul"] > 0 and spans["allreduce"] > 0
+    assert spans["both"] < spans["allreduce"] + spans["matmul"]
+
+
+def test_collective_is_ordered_by_streams_and_events(tmp_path):
+    for result in values(run_ranks(dist_workers.stream_ordering, 2, tmp_path)):
+        assert result["y0"] == result["expected"]
+        assert result["produced_to_reduced_ms"] > 0  # after the producer, by the link time
+        assert result["reduced_to_consumed_ms"] > 0  # the consumer waited for the collective
+
+
+def test_bad_input_names_the_collective_and_ranks(tmp_path):
+    results = values(run_ranks(dist_workers.bad_inputs, 2, tmp_path))
+    for rank, result in enumerate(results):
+        errors = result["errors"]
+        assert all(errors[k] is not None for k in errors), errors
+        assert all(f"rank {rank} of 2" in e for e in errors.values())
+        assert "disagree on the number of elements: rank 0 has 10, rank 1 has 12" in errors["shape"]
+        assert "disagree on the dtype: rank 0 has Float, rank 1 has Int" in errors["dtype"]
+        assert "reduce op BAND is not supported" in errors["op"]
+        assert "root rank 5 is outside 0..1" in errors["root"]
+        assert "disagree on the collective" in errors["collective"]
+        assert result["after"] == [2.0, 2.0, 2.0]  # the group still works
+    assert "tensors[0] is on cpu" in results[1]["errors"]["device"]
+    assert "rank(s) 1 passed invalid arguments" in results[0]["errors"]["device"]
+    assert "not contiguous" in results[1]["errors"]["contiguous"]
+    assert "rank(s) 1 passed invalid arguments" in results[0]["errors"]["contiguous"]
+
+
+def test_dead_peer_is_an_error_naming_it_within_the_timeout(tmp_path):
+    results = run_ranks(dist_workers.dead_peer, 2, tmp_path)
+    survivor = values(results[:1])[0]
+    assert "mimic allreduce (collective #2, rank 0 of 2)" in survivor["error"]
+    assert "Ranks that never reached this collective: 1" in survivor["error"]
+    assert survivor["seconds"] < 10
+
+
+def test_ddp_matches_ddp_on_gloo_cpu(tmp_path):
+    for result in values(run_ranks(dist_workers.ddp_parity, 2, tmp_path)):
+        assert result["moved"] > 1e-3  # training changed the parameters
+        assert result["max_diff"] < 1e-5
+
+
+TORCHRUN_SCRIPT = """
+import sys, torch, torch.distributed as dist, torch_mimic
+dist.init_process_group("mimic")
+x = torch.full((3,), float(dist.get_rank() + 1), device="privateuseone")
+dist.all_reduce(x)
+print("rank", dist.get_rank(), "sum", x.cpu().tolist(), file=sys.stderr)
+dist.destroy_process_group()
+"""
+
+
+def test_torchrun(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(TORCHRUN_SCRIPT)
+    logs = tmp_path / "logs"
+    # Python 3.11 needs explicit redirects for torchrun (PLATFORM.md).
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+               "--master_port", str(free_port()), "--redirects", "2", "--tee", "2",
+               "--log_dir", str(logs), str(script)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180,
+                          env=dict(os.environ))
+    assert done.returncode == 0, done.stdout + done.stderr
+    rank_logs = sorted(logs.rglob("stderr.log"))  # --redirects 2: each rank's stderr
+    assert len(rank_logs) == 2, done.stdout + done.stderr
+    for log in rank_logs:
+        assert "sum [3.0, 3.0, 3.0]" in log.read_text()
