@@ -6,6 +6,7 @@
 #include <torch/csrc/distributed/c10d/Types.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -63,12 +64,20 @@ void addTensors(Call& call, const std::vector<at::Tensor>& tensors, const std::s
 void setReduceOp(Call& call, const ::c10d::ReduceOp& op);
 void setRoot(Call& call, int64_t root, int size);
 
-// The host's view of a device tensor: a CPU tensor over the simulator's copy of its bytes.
+// Gloo (in PyTorch 1.13) has no bfloat16, int16 or bool: host views show their bytes as float16
+// and uint8, which Gloo moves unchanged.
+at::ScalarType glooType(at::ScalarType type);
+// The host's view of a device tensor: a CPU tensor over the simulator's copy of its bytes, of
+// glooType of its dtype.
 at::Tensor hostView(const at::Tensor& t);
 std::vector<at::Tensor> hostViews(const std::vector<at::Tensor>& tensors);
 
-// Gloo has no AVG: the ranks sum, then finishAverage divides in the element type.
-::c10d::ReduceOp glooOp(int64_t op);
-void finishAverage(const Call& call, at::Tensor& view, int size);
+// Reduces `tensors` (host views or staging copies of the call's dtype, seen as glooType) in
+// place; `run` hands Gloo the tensors and the op. Gloo lacks AVG, bfloat16 and bool: AVG is a
+// SUM divided by `size` in the element type (integers truncate), bfloat16 is reduced in a
+// float32 copy and rounded once when written back, and bool is reduced as uint8 ("or" for SUM
+// and MAX, "and" for PRODUCT and MIN).
+void reduceWithGloo(const Call& call, std::vector<at::Tensor>& tensors, int size,
+                    const std::function<void(std::vector<at::Tensor>&, ::c10d::ReduceOp)>& run);
 
 }  // namespace mimic::c10d

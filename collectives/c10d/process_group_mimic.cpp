@@ -123,8 +123,10 @@ void addTensors(Call& call, const std::vector<at::Tensor>& tensors, const std::s
 void setReduceOp(Call& call, const ReduceOp& op) {
   call.reduceOp = op.op_;
   switch (op.op_) {
-    case ReduceOp::SUM:
     case ReduceOp::AVG:
+      if (call.dtype == at::kBool) setError(call, "reduce op AVG is not defined for bool");
+      return;
+    case ReduceOp::SUM:
     case ReduceOp::PRODUCT:
     case ReduceOp::MIN:
     case ReduceOp::MAX:
@@ -143,11 +145,18 @@ void setRoot(Call& call, int64_t root, int size) {
   }
 }
 
+at::ScalarType glooType(at::ScalarType type) {
+  if (type == at::kBFloat16) return at::kHalf;  // moved as opaque 2-byte values
+  if (type == at::kBool) return at::kByte;
+  return type;
+}
+
 at::Tensor hostView(const at::Tensor& t) {
-  if (t.numel() == 0) return at::empty(t.sizes(), t.options().device(at::kCPU));
+  const auto options = t.options().device(at::kCPU).dtype(glooType(t.scalar_type()));
+  if (t.numel() == 0) return at::empty(t.sizes(), options);
   void* view = nullptr;
   MIMIC_TORCH_CHECK(mimicMemGetHostView(t.data_ptr(), t.nbytes(), &view));
-  return at::from_blob(view, t.sizes(), t.strides(), t.options().device(at::kCPU));
+  return at::from_blob(view, t.sizes(), t.strides(), options);
 }
 
 std::vector<at::Tensor> hostViews(const std::vector<at::Tensor>& tensors) {
@@ -157,16 +166,28 @@ std::vector<at::Tensor> hostViews(const std::vector<at::Tensor>& tensors) {
   return views;
 }
 
-ReduceOp glooOp(int64_t op) {
-  return op == ReduceOp::AVG ? ReduceOp(ReduceOp::SUM) : ReduceOp(ReduceOp::RedOpType(op));
-}
-
-void finishAverage(const Call& call, at::Tensor& view, int size) {
-  if (call.reduceOp != ReduceOp::AVG) return;
-  if (at::isIntegralType(view.scalar_type(), /*includeBool=*/true)) {
-    view.div_(size, "trunc");
-  } else {
-    view.div_(size);
+void reduceWithGloo(const Call& call, std::vector<at::Tensor>& tensors, int size,
+                    const std::function<void(std::vector<at::Tensor>&, ReduceOp)>& run) {
+  std::vector<at::Tensor> gloo;
+  for (const at::Tensor& t : tensors) {
+    gloo.push_back(call.dtype == at::kBFloat16 ? t.view(at::kBFloat16).to(at::kFloat) : t);
+  }
+  ReduceOp op(
+      ReduceOp::RedOpType(call.reduceOp == ReduceOp::AVG ? int64_t(ReduceOp::SUM) : call.reduceOp));
+  if (call.dtype == at::kBool) {
+    const bool isOr = op == ReduceOp::SUM || op == ReduceOp::MAX;
+    op = ReduceOp(isOr ? ReduceOp::MAX : ReduceOp::MIN);
+  }
+  run(gloo, op);
+  for (size_t i = 0; i < gloo.size(); ++i) {
+    if (call.reduceOp == ReduceOp::AVG) {
+      if (at::isIntegralType(gloo[i].scalar_type(), /*includeBool=*/false)) {
+        gloo[i].div_(size, "trunc");
+      } else {
+        gloo[i].div_(size);
+      }
+    }
+    if (call.dtype == at::kBFloat16) tensors[i].view(at::kBFloat16).copy_(gloo[i]);
   }
 }
 

@@ -105,6 +105,7 @@ class ProcessGroupMimic : public ::c10d::ProcessGroup {
   // group has one rank).
   uint64_t arrive(int device);
   void checkPeer(Call& call, int peer, const char* role);
+  void allreduceStaging(const Call& call, std::vector<at::Tensor>& staging);
   // The link model's time for the call moving `bytes`.
   uint64_t modelNs(const Call& call, uint64_t bytes);
   [[noreturn]] void failPeers(const Call& call, const std::string& why);

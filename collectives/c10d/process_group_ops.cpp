@@ -1,9 +1,9 @@
 // The collectives of ProcessGroupMimic: check the arguments, agree, move the bytes between host
 // views with Gloo, and queue the timed part (process_group_mimic.cpp).
 //
-// Gloo (in PyTorch 1.13) lacks reduce_scatter, _allgather_base and AVG: reduce_scatter is an
+// Gloo (in PyTorch 1.13) lacks reduce_scatter and _allgather_base: reduce_scatter is an
 // allreduce of a staging copy of which each rank keeps its slice, _allgather_base gathers into
-// slices of the output, AVG is a SUM divided in the element type.
+// slices of the output. reduceWithGloo (call.h) covers the reductions Gloo lacks.
 #include <ATen/ATen.h>
 
 #include "collectives/c10d/call.h"
@@ -13,6 +13,7 @@
 namespace mimic::c10d {
 
 using ::c10d::OpType;
+using ::c10d::ReduceOp;
 using ::c10d::Work;
 
 namespace {
@@ -124,10 +125,11 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::allreduce(std::vector<at::Tensor>& t
   agree(call);
   if (call.numel > 0) {
     std::vector<at::Tensor> views = hostViews(tensors);
-    ::c10d::AllreduceOptions gloo;
-    gloo.reduceOp = glooOp(call.reduceOp);
-    runData(call, data_->allreduce(views, gloo));
-    finishAverage(call, views[0], getSize());
+    reduceWithGloo(call, views, getSize(), [&](std::vector<at::Tensor>& gloo, ReduceOp op) {
+      ::c10d::AllreduceOptions opts;
+      opts.reduceOp = op;
+      runData(call, data_->allreduce(gloo, opts));
+    });
   }
   return finish(call, tensors);
 }
@@ -146,10 +148,11 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::allreduce_coalesced(
   agree(call);
   if (call.numel > 0) {
     std::vector<at::Tensor> views = hostViews(tensors);
-    ::c10d::AllreduceCoalescedOptions gloo;
-    gloo.reduceOp = glooOp(call.reduceOp);
-    runData(call, data_->allreduce_coalesced(views, gloo));
-    for (at::Tensor& view : views) finishAverage(call, view, getSize());
+    reduceWithGloo(call, views, getSize(), [&](std::vector<at::Tensor>& gloo, ReduceOp op) {
+      ::c10d::AllreduceCoalescedOptions opts;
+      opts.reduceOp = op;
+      runData(call, data_->allreduce_coalesced(gloo, opts));
+    });
   }
   return finish(call, tensors);
 }
@@ -185,12 +188,16 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::reduce(std::vector<at::Tensor>& tens
   }
   agree(call);
   if (call.numel > 0) {
+    // Only the root's buffer is written: the others reduce from a copy.
+    const bool root = getRank() == call.root;
     std::vector<at::Tensor> views = hostViews(tensors);
-    ::c10d::ReduceOptions gloo;
-    gloo.rootRank = call.root;
-    gloo.reduceOp = glooOp(call.reduceOp);
-    runData(call, data_->reduce(views, gloo));
-    if (getRank() == call.root) finishAverage(call, views[0], getSize());
+    if (!root) views[0] = views[0].clone();
+    reduceWithGloo(call, views, getSize(), [&](std::vector<at::Tensor>& gloo, ReduceOp op) {
+      ::c10d::ReduceOptions opts;
+      opts.rootRank = call.root;
+      opts.reduceOp = op;
+      runData(call, data_->reduce(gloo, opts));
+    });
   }
   return finish(call, tensors);
 }
@@ -254,8 +261,11 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::allgather_coalesced(
   for (size_t r = 0; r < outputs.size() && call.error.empty(); ++r) {
     addTensors(call, outputs[r], "output_lists[" + std::to_string(r) + "]", inputs.size());
     for (size_t i = 0; i < inputs.size() && call.error.empty(); ++i) {
-      requireNumel(call, {outputs[r][i]}, inputs[i].numel(),
-                   "output_lists[" + std::to_string(r) + "][" + std::to_string(i) + "]");
+      if (outputs[r][i].numel() != inputs[i].numel()) {
+        setError(call, "output_lists[" + std::to_string(r) + "][" + std::to_string(i) + "] has " +
+                           std::to_string(outputs[r][i].numel()) + " elements, expected " +
+                           std::to_string(inputs[i].numel()));
+      }
     }
   }
   if (call.error.empty()) {
@@ -339,6 +349,16 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::scatter(std::vector<at::Tensor>& out
   return finish(call, outputs);
 }
 
+// Gloo has no reduce_scatter: every rank reduces a staging copy of the whole input and keeps
+// its slice.
+void ProcessGroupMimic::allreduceStaging(const Call& call, std::vector<at::Tensor>& staging) {
+  reduceWithGloo(call, staging, getSize(), [&](std::vector<at::Tensor>& gloo, ReduceOp op) {
+    ::c10d::AllreduceOptions opts;
+    opts.reduceOp = op;
+    runData(call, data_->allreduce(gloo, opts));
+  });
+}
+
 c10::intrusive_ptr<Work> ProcessGroupMimic::reduce_scatter(
     std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
     const ::c10d::ReduceScatterOptions& opts) {
@@ -357,12 +377,9 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::reduce_scatter(
     std::vector<at::Tensor> flat;
     for (const at::Tensor& view : hostViews(inputs[0])) flat.push_back(view.reshape({-1}));
     std::vector<at::Tensor> staging{at::cat(flat)};
-    ::c10d::AllreduceOptions gloo;
-    gloo.reduceOp = glooOp(call.reduceOp);
-    runData(call, data_->allreduce(staging, gloo));
+    allreduceStaging(call, staging);
     at::Tensor mine = hostView(outputs[0]);
     mine.copy_(staging[0].reshape({getSize(), call.numel})[getRank()].view(mine.sizes()));
-    finishAverage(call, mine, getSize());
   }
   return finish(call, outputs);
 }
@@ -386,12 +403,9 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::_reduce_scatter_base(
   agree(call);
   if (call.numel > 0) {
     std::vector<at::Tensor> staging{hostView(input).reshape({-1}).clone()};
-    ::c10d::AllreduceOptions gloo;
-    gloo.reduceOp = glooOp(call.reduceOp);
-    runData(call, data_->allreduce(staging, gloo));
+    allreduceStaging(call, staging);
     at::Tensor mine = hostView(output);
     mine.copy_(staging[0].reshape({getSize(), call.numel})[getRank()].view(mine.sizes()));
-    finishAverage(call, mine, getSize());
   }
   return finish(call, {output});
 }
@@ -501,7 +515,8 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::recv(std::vector<at::Tensor>& tensor
   call.bytes = tensors[0].nbytes();
   at::Tensor destination = tensors[0];
   std::vector<at::Tensor> staging{
-      at::empty_like(destination, destination.options().device(at::kCPU))};
+      at::empty(destination.sizes(),
+                destination.options().device(at::kCPU).dtype(glooType(destination.scalar_type())))};
   c10::intrusive_ptr<Work> transfer;
   if (destination.numel() > 0) transfer = data_->recv(staging, srcRank, tag);
   const std::string key = peerKey(srcRank, getRank(), tag, call.sequence);

@@ -36,7 +36,7 @@ def _same(a, b):
 # ---------------------------------------------------------------------------------------------
 # Every collective, compared with Gloo over CPU tensors (a second group in the same processes).
 
-DTYPES = [torch.float32, torch.float16, torch.int32, torch.int64]
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64]
 SIZES = [0, 1, 7, 1000]
 OPS = {"sum": dist.ReduceOp.SUM, "product": dist.ReduceOp.PRODUCT, "min": dist.ReduceOp.MIN,
        "max": dist.ReduceOp.MAX}
@@ -46,103 +46,132 @@ def _mismatches(rank, size, gloo, dev):
     bad = []
 
     def check(name, got, want):
-        if not _same(got.cpu(), want):
+        want = want.to(got.dtype)
+        if not _same(got.cpu(), want.cpu()):
             bad.append(f"{name}: rank {rank} got {got.cpu().tolist()[:6]}, want "
                        f"{want.tolist()[:6]}")
 
     for dtype in DTYPES:
+        # Gloo has no bfloat16: its reference runs in float32 (the values are small integers,
+        # so both are exact until the final rounding).
+        gloo_dtype = torch.float32 if dtype == torch.bfloat16 else dtype
+
+        def mine(r, shape, salt=0):
+            return _data(r, shape, dtype, salt).to(dev)
+
+        def host(r, shape, salt=0):
+            return _data(r, shape, gloo_dtype, salt)
+
         for n in SIZES:
             tag = f"{dtype} x {n}"
             for op_name, op in OPS.items():
-                if op_name == "product" and dtype == torch.float16 and n > 7:
-                    continue  # 5^4 overflows float16 rounding the same way on both, but skip noise
-                x = _data(rank, [n], dtype)
-                ref = x.clone()
-                dist.all_reduce(ref, op=op, group=gloo)
-                got = x.to(dev)
+                want = host(rank, [n])
+                dist.all_reduce(want, op=op, group=gloo)
+                got = mine(rank, [n])
                 dist.all_reduce(got, op=op)
-                check(f"all_reduce {op_name} {tag}", got, ref)
-            x = _data(rank, [n], dtype)
-            ref = x.clone()
-            dist.all_reduce(ref, group=gloo)
-            ref = ref / size if dtype.is_floating_point else torch.div(ref, size, rounding_mode="trunc")
-            got = x.to(dev)
+                check(f"all_reduce {op_name} {tag}", got, want)
+            want = host(rank, [n])
+            dist.all_reduce(want, group=gloo)
+            want = (want / size if dtype.is_floating_point
+                    else torch.div(want, size, rounding_mode="trunc"))
+            got = mine(rank, [n])
             dist.all_reduce(got, op=dist.ReduceOp.AVG)
-            check(f"all_reduce avg {tag}", got, ref.to(dtype))
+            check(f"all_reduce avg {tag}", got, want)
+
+            pieces = [host(rank, [n], salt=10 + i) for i in range(3)]
+            dist.all_reduce_coalesced(pieces, group=gloo)
+            gots = [mine(rank, [n], salt=10 + i) for i in range(3)]
+            dist.all_reduce_coalesced(gots)
+            for i in range(3):
+                check(f"all_reduce_coalesced [{i}] {tag}", gots[i], pieces[i])
 
             root = size - 1
-            ref = _data(rank, [n], dtype, salt=1)
-            dist.broadcast(ref, src=root, group=gloo)
-            got = _data(rank, [n], dtype, salt=1).to(dev)
+            want = host(rank, [n], salt=1)
+            dist.broadcast(want, src=root, group=gloo)
+            got = mine(rank, [n], salt=1)
             dist.broadcast(got, src=root)
-            check(f"broadcast {tag}", got, ref)
+            check(f"broadcast {tag}", got, want)
 
-            ref = _data(rank, [n], dtype, salt=2)
-            dist.reduce(ref, dst=root, group=gloo)
-            got = _data(rank, [n], dtype, salt=2).to(dev)
+            want = host(rank, [n], salt=2)
+            dist.reduce(want, dst=root, group=gloo)
+            got = mine(rank, [n], salt=2)
             dist.reduce(got, dst=root)
-            if rank == root:
-                check(f"reduce {tag}", got, ref)
+            check(f"reduce {tag}", got, want if rank == root else host(rank, [n], salt=2))
 
-            x = _data(rank, [n], dtype, salt=3)
-            refs = [torch.empty_like(x) for _ in range(size)]
-            if n:  # Gloo's own allgather, gather and scatter crash (SIGFPE) on 0 elements
-                dist.all_gather(refs, x, group=gloo)
+            # Gloo's own allgather, gather and scatter crash (SIGFPE) on 0 elements: the
+            # reference of those is built by hand.
+            wants = [host(r, [n], salt=3) for r in range(size)]
             gots = [torch.empty(n, dtype=dtype, device=dev) for _ in range(size)]
-            dist.all_gather(gots, x.to(dev))
+            dist.all_gather(gots, mine(rank, [n], salt=3))
+            if n:
+                gloo_gots = [torch.empty(n, dtype=gloo_dtype) for _ in range(size)]
+                dist.all_gather(gloo_gots, host(rank, [n], salt=3), group=gloo)
+                for r in range(size):
+                    check(f"gloo all_gather [{r}] {tag}", wants[r].to(dtype).to(dev), gloo_gots[r])
             for r in range(size):
-                check(f"all_gather [{r}] {tag}", gots[r], refs[r])
+                check(f"all_gather [{r}] {tag}", gots[r], wants[r])
             flat = torch.empty(n * size, dtype=dtype, device=dev)
-            dist._all_gather_base(flat, x.to(dev))
-            check(f"_all_gather_base {tag}", flat, torch.cat(refs))
+            dist._all_gather_base(flat, mine(rank, [n], salt=3))
+            check(f"_all_gather_base {tag}", flat, torch.cat(wants))
+
+            lists = [[torch.empty(n, dtype=dtype, device=dev),
+                      torch.empty(2, dtype=dtype, device=dev)] for _ in range(size)]
+            dist.all_gather_coalesced(lists, [mine(rank, [n], salt=20), mine(rank, [2], salt=21)])
+            for r in range(size):
+                check(f"all_gather_coalesced [{r}][0] {tag}", lists[r][0], host(r, [n], salt=20))
+                check(f"all_gather_coalesced [{r}][1] {tag}", lists[r][1], host(r, [2], salt=21))
 
             # Gloo has no reduce_scatter: the reference is its allreduce, sliced.
-            chunks = [_data(rank, [n], dtype, salt=4 + r) for r in range(size)]
-            whole = torch.cat(chunks)
+            whole = torch.cat([host(rank, [n], salt=4 + r) for r in range(size)])
             dist.all_reduce(whole, group=gloo)
             want = whole[rank * n:(rank + 1) * n]
             got = torch.empty(n, dtype=dtype, device=dev)
-            dist.reduce_scatter(got, [c.to(dev) for c in chunks])
+            dist.reduce_scatter(got, [mine(rank, [n], salt=4 + r) for r in range(size)])
             check(f"reduce_scatter {tag}", got, want)
             got = torch.empty(n, dtype=dtype, device=dev)
-            dist._reduce_scatter_base(got, torch.cat(chunks).to(dev))
+            dist._reduce_scatter_base(
+                got, torch.cat([mine(rank, [n], salt=4 + r) for r in range(size)]))
             check(f"_reduce_scatter_base {tag}", got, want)
 
             # Uneven all-to-all: rank r sends (r + q + n) % 3 rows of 2 to rank q.
             in_splits = [(rank + q + n) % 3 for q in range(size)]
             out_splits = [(q + rank + n) % 3 for q in range(size)]
-            x = _data(rank, [sum(in_splits), 2], dtype, salt=5)
-            ref = torch.empty(sum(out_splits), 2, dtype=dtype)
-            dist.all_to_all_single(ref, x, out_splits, in_splits, group=gloo)
+            want = torch.empty(sum(out_splits), 2, dtype=gloo_dtype)
+            dist.all_to_all_single(want, host(rank, [sum(in_splits), 2], salt=5), out_splits,
+                                   in_splits, group=gloo)
             got = torch.empty(sum(out_splits), 2, dtype=dtype, device=dev)
-            dist.all_to_all_single(got, x.to(dev), out_splits, in_splits)
-            check(f"all_to_all_single {tag}", got, ref)
+            dist.all_to_all_single(got, mine(rank, [sum(in_splits), 2], salt=5), out_splits,
+                                   in_splits)
+            check(f"all_to_all_single {tag}", got, want)
+            gots = [torch.empty(s, 2, dtype=dtype, device=dev) for s in out_splits]
+            sent = list(mine(rank, [sum(in_splits), 2], salt=5).split(in_splits))
+            dist.all_to_all(gots, [t.contiguous() for t in sent])
+            check(f"all_to_all {tag}", torch.cat(gots), want)
 
-            x = _data(rank, [n], dtype, salt=6)
-            refs = [torch.empty_like(x) for _ in range(size)] if rank == 0 else None
-            if n:
-                dist.gather(x, refs, dst=0, group=gloo)
-            gots = [torch.empty(n, dtype=dtype, device=dev) for _ in range(size)] if rank == 0 else None
-            dist.gather(x.to(dev), gots, dst=0)
+            gots = [torch.empty(n, dtype=dtype, device=dev) for _ in range(size)]
+            dist.gather(mine(rank, [n], salt=6), gots if rank == 0 else None, dst=0)
             if rank == 0:
                 for r in range(size):
-                    check(f"gather [{r}] {tag}", gots[r], refs[r])
+                    check(f"gather [{r}] {tag}", gots[r], host(r, [n], salt=6))
 
-            pieces = [_data(r, [n], dtype, salt=7) for r in range(size)]
-            ref = pieces[rank].clone()
-            if n:
-                dist.scatter(ref, pieces if rank == 0 else None, src=0, group=gloo)
             got = torch.empty(n, dtype=dtype, device=dev)
-            dist.scatter(got, [p.to(dev) for p in pieces] if rank == 0 else None, src=0)
-            check(f"scatter {tag}", got, ref)
+            dist.scatter(got, [mine(r, [n], salt=7) for r in range(size)] if rank == 0 else None,
+                         src=0)
+            check(f"scatter {tag}", got, host(rank, [n], salt=7))
 
             # A ring of sends: rank r sends to r + 1 and receives from r - 1.
-            x = _data(rank, [n], dtype, salt=8)
             got = torch.empty(n, dtype=dtype, device=dev)
-            sent = dist.isend(x.to(dev), (rank + 1) % size)
+            sent = dist.isend(mine(rank, [n], salt=8), (rank + 1) % size)
             dist.recv(got, (rank - 1) % size)
             sent.wait()
-            check(f"send/recv {tag}", got, _data((rank - 1) % size, [n], dtype, salt=8))
+            check(f"send/recv {tag}", got, host((rank - 1) % size, [n], salt=8))
+
+    flags = torch.tensor([rank == 0, True, False], device=dev)
+    dist.all_reduce(flags)  # SUM of bool is "or"
+    check("all_reduce bool sum", flags, torch.tensor([True, True, False]))
+    flags = torch.tensor([rank == 0, True, False], device=dev)
+    dist.all_reduce(flags, op=dist.ReduceOp.MIN)  # "and"
+    check("all_reduce bool min", flags, torch.tensor([False, True, False]))
     dist.barrier()
     return bad
 
@@ -282,6 +311,31 @@ def dead_peer(rank, size):
     start = time.monotonic()
     error = _error_of(lambda: dist.all_reduce(x))
     return {"error": error, "seconds": time.monotonic() - start}
+
+
+def late_peer(rank, size):
+    """The last rank arrives long after the timeout: the others fail within about the timeout,
+    naming it, instead of hanging."""
+    dev = _init(rank, size, timeout=timedelta(seconds=3))
+    if rank == size - 1:
+        time.sleep(8)
+        return None
+    start = time.monotonic()
+    error = _error_of(lambda: dist.all_reduce(torch.ones(4, device=dev)))
+    return {"error": error, "seconds": time.monotonic() - start}
+
+
+def single_rank(rank, size):
+    import torch_mimic
+
+    dev = _init(rank, size)
+    x = torch.arange(4.0, device=dev)
+    dist.all_reduce(x, op=dist.ReduceOp.AVG)
+    gathered = [torch.empty(4, device=dev)]
+    dist.all_gather(gathered, x)
+    dist.barrier()
+    torch_mimic.synchronize()
+    return {"x": x.cpu().tolist(), "gathered": gathered[0].cpu().tolist()}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -87,6 +87,18 @@ def test_dead_peer_is_an_error_naming_it_within_the_timeout(tmp_path):
     assert survivor["seconds"] < 10
 
 
+def test_late_peer_is_an_error_naming_it_within_the_timeout(tmp_path):
+    results = run_ranks(dist_workers.late_peer, 2, tmp_path)
+    survivor = values(results)[0]
+    assert "Ranks that never reached this collective: 1" in survivor["error"]
+    assert survivor["seconds"] < 3 + 5
+
+
+def test_group_of_one_rank(tmp_path):
+    result = values(run_ranks(dist_workers.single_rank, 1, tmp_path))[0]
+    assert result == {"x": [0.0, 1.0, 2.0, 3.0], "gathered": [0.0, 1.0, 2.0, 3.0]}
+
+
 def test_ddp_matches_ddp_on_gloo_cpu(tmp_path):
     for result in values(run_ranks(dist_workers.ddp_parity, 2, tmp_path)):
         assert result["moved"] > 1e-3  # training changed the parameters
