@@ -212,9 +212,17 @@ def simulated_time(rank, size):
     done = torch_mimic.Event(enable_timing=True)
     done.record()
     done.synchronize()
-    props = torch_mimic.get_device_properties(0)
     return {"arrived_to_done_ms": arrived.elapsed_time(done), "end_ns": torch_mimic.sim_time(),
-            "link_gbps": props.device_link_bandwidth_gbps, "x0": x[0].item()}
+            "props": _link_properties(), "x0": x[0].item()}
+
+
+def _link_properties():
+    import torch_mimic
+
+    props = torch_mimic.get_device_properties(0)
+    return {name: getattr(props, name) for name in (
+        "device_link_bandwidth_gbps", "device_link_latency_ns", "hbm_bandwidth_gbps",
+        "hbm_latency_ns", "command_latency_ns")}
 
 
 def async_overlap(rank, size):
@@ -263,7 +271,8 @@ def stream_ordering(rank, size):
         y = x * 2
         consumed.record()
     consumed.synchronize()
-    return {"produced_to_reduced_ms": produced.elapsed_time(reduced),
+    return {"props": _link_properties(),
+            "produced_to_reduced_ms": produced.elapsed_time(reduced),
             "reduced_to_consumed_ms": reduced.elapsed_time(consumed),
             "y0": y[0].item(), "expected": 2.0 * sum(r + 1 for r in range(size))}
 
