@@ -67,9 +67,9 @@ void CommandProcessor::execute(Command& command) {
       command.hostFn(command.userData);
       break;
     case CommandKind::HostTask: {
-      waitNs(config_.hostFuncLatencyNs);
-      // The task runs with the whole simulation standing still, however long it blocks, so
-      // its end time depends only on simulated inputs.
+      // No launch latency of its own: the task's end time is its whole model. It runs with the
+      // simulation standing still, however long it blocks, so that end time depends only on
+      // simulated inputs.
       const SimTime start = nowNs();
       const SimTime end = command.hostTask(command.userData, start);
       if (end > start) waitNs(end - start);

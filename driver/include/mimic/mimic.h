@@ -282,7 +282,8 @@ mimicResult mimicLaunchHostFunc(mimicQueue queue, void (*fn)(void*), void* userD
 /* Queues a host task: work done off the device that takes simulated time, such as a transfer
  * to another process. When the queue reaches it, fn(userData, startNs) is called on the
  * simulation's thread and returns the simulated time, in ns, at which the work ends (a time
- * before startNs counts as startNs); later work on the queue waits until then. The whole
+ * before startNs counts as startNs); later work on the queue waits until then. Unlike a host
+ * function, a task adds no launch latency: its end time is the whole of its cost. The whole
  * simulation stands still while fn runs, so fn may block (on another process, say) without
  * changing any simulated time. Like all work, it runs once the host's clock or a host wait
  * has let the simulation reach it. fn must not call mimic.
