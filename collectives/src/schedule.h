@@ -36,6 +36,7 @@ class Schedule {
   int prev(int r) const { return (r + size() - 1) % size(); }
   const Call& call(int r) const { return *calls_[r]; }
   size_t elementSize() const { return dataTypeSize(calls_[0]->type); }
+  int device(int r) const { return clique_.ranks[r].device; }
 
   // Makes room for two receive slots of `slotBytes` and, if `work`, a work area as large;
   // slot(r, i) and work(r) then point into rank r's scratch.

@@ -5,6 +5,7 @@
 #include "runtime.h"
 #include "sim/device.h"
 #include "sim/isa/module_image.h"
+#include "tracer.h"
 
 using namespace mimic::driver;
 using mimic::exec::FaultKind;
@@ -28,23 +29,6 @@ mimicResult faultResult(FaultKind kind) {
       break;
   }
   return MIMIC_ERROR_ILLEGAL_ADDRESS;
-}
-
-void fillCounters(const mimic::sim::KernelLaunch& launch, const mimic::sim::SystemConfig& config,
-                  mimicKernelCounters* out) {
-  mimicKernelCounters c{};
-  const mimic::exec::KernelCounters& k = launch.counters;
-  c.workgroups = k.workgroups;
-  for (int p = 0; p < 4; ++p) c.instructions[p] = k.instructions[p];
-  c.flops = k.flops;
-  c.hbmBytesRead = k.bytesRead;
-  c.hbmBytesWritten = k.bytesWritten;
-  c.startNs = launch.start;
-  c.endNs = launch.end;
-  c.cycles = static_cast<uint64_t>(double(launch.end - launch.start) * config.costs.clockGHz);
-  const double capacity = double(c.cycles) * config.compute.computeUnits;
-  for (int p = 0; p < 4; ++p) c.busy[p] = capacity > 0 ? double(k.pipeCycles[p]) / capacity : 0;
-  *out = c;
 }
 
 }  // namespace
@@ -138,7 +122,7 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
       cmd->faultCode = faultResult(result.fault.kind);
       rt.noteKernelFault(device, result.fault.message);
     }
-    rt.submitKernel(*q, std::move(cmd));
+    rt.submitKernel(*q, std::move(cmd), function.name, grid);
     return MIMIC_SUCCESS;
   });
 }

@@ -26,6 +26,7 @@ mimicResult mimicMemAlloc(int device, size_t bytes, void** dptr) {
                " bytes free, largest free block " + std::to_string(memory.largestFreeBlock()));
     }
     *dptr = reinterpret_cast<void*>(address);
+    rt.traceHostActivity(MIMIC_ACTIVITY_ALLOC, device, bytes);
     return MIMIC_SUCCESS;
   });
 }
@@ -41,8 +42,12 @@ mimicResult mimicMemFree(void* dptr) {
     rt.waitForDevice(device);
     rt.checkSticky(device);
     using FreeResult = mimic::sim::DeviceMemory::FreeResult;
-    switch (rt.sim().device(device).memory().release(reinterpret_cast<uint64_t>(dptr))) {
+    mimic::sim::DeviceMemory& memory = rt.sim().device(device).memory();
+    mimic::sim::Allocation allocation{};
+    memory.find(reinterpret_cast<uint64_t>(dptr), &allocation);
+    switch (memory.release(reinterpret_cast<uint64_t>(dptr))) {
       case FreeResult::Freed:
+        rt.traceHostActivity(MIMIC_ACTIVITY_FREE, device, allocation.size);
         break;
       case FreeResult::AlreadyFreed:
         fail(MIMIC_ERROR_DOUBLE_FREE, hexAddress(dptr) + " was already freed");

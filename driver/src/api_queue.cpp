@@ -24,6 +24,7 @@ mimicResult mimicQueueCreate(int device, unsigned flags, int priority, mimicQueu
            "priority " + std::to_string(priority) + " is neither 0 (low) nor -1 (high)");
     }
     auto state = std::make_shared<QueueState>(device, rt.assignHwQueue(device), priority);
+    state->id = rt.assignQueueId();
     *queue = rt.addQueue(std::move(state));
     return MIMIC_SUCCESS;
   });

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "mimic/mimic_trace.h"
 #include "runtime.h"
 
 namespace mimic::driver {
@@ -74,6 +75,9 @@ constexpr ResultInfo kResults[] = {
                  "a kernel used scratchpad while a DMA into it was in flight"),
     MIMIC_RESULT(MIMIC_ERROR_ILLEGAL_INSTRUCTION,
                  "a kernel used an operation its element type does not support"),
+    MIMIC_RESULT(MIMIC_ERROR_TRACE_ACTIVE, "tracing is already on"),
+    MIMIC_RESULT(MIMIC_ERROR_TRACE_NOT_ACTIVE, "tracing is not on"),
+    MIMIC_RESULT(MIMIC_ERROR_NO_OPEN_RANGE, "the queue has no open range to end"),
 };
 #undef MIMIC_RESULT
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "sim/device.h"
 #include "sim/params.h"
@@ -94,7 +95,9 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
 }
 
 Runtime::Runtime(const sim::SystemConfig& config, std::string identity, int hostThreads)
-    : sim_(std::make_unique<sim::Simulator>(config)), identity_(std::move(identity)) {
+    : sim_(std::make_unique<sim::Simulator>(config)),
+      identity_(std::move(identity)),
+      tracer_(sim_->config()) {
   if (hostThreads > 0) {
     hostThreads_ = std::make_unique<tbb::global_control>(
         tbb::global_control::max_allowed_parallelism, static_cast<size_t>(hostThreads));
@@ -103,6 +106,7 @@ Runtime::Runtime(const sim::SystemConfig& config, std::string identity, int host
   for (int d = 0; d < config.numDevices; ++d) {
     auto state = std::make_unique<DeviceState>();
     state->defaultQueue = std::make_shared<QueueState>(d, 0, 0);
+    state->defaultQueue->id = assignQueueId();
     state->lastOnHwQueue.resize(hwQueues);
     // Created queues start on hardware queue 1: the default queue keeps 0 to itself as long
     // as there are enough hardware queues.
@@ -208,12 +212,71 @@ int Runtime::assignHwQueue(int device) {
   return assigned;
 }
 
+namespace {
+
+mimicActivityKind activityKind(const sim::Command& cmd) {
+  switch (cmd.kind) {
+    case sim::CommandKind::Transfer:
+      return cmd.transfer == sim::TransferKind::Fill ? MIMIC_ACTIVITY_MEMSET
+                                                     : MIMIC_ACTIVITY_MEMCPY;
+    case sim::CommandKind::HostFunc:
+      return MIMIC_ACTIVITY_HOST_FUNC;
+    case sim::CommandKind::HostTask:
+      return MIMIC_ACTIVITY_HOST_TASK;
+    case sim::CommandKind::EventWait:
+      return MIMIC_ACTIVITY_EVENT_WAIT;
+    case sim::CommandKind::Kernel:
+      return MIMIC_ACTIVITY_KERNEL;
+    case sim::CommandKind::EventRecord:
+    case sim::CommandKind::Fault:
+      break;
+  }
+  return MIMIC_ACTIVITY_EVENT_RECORD;
+}
+
+mimicCopyKind copyKind(sim::TransferKind kind) {
+  switch (kind) {
+    case sim::TransferKind::HostToDevice:
+      return MIMIC_COPY_HOST_TO_DEVICE;
+    case sim::TransferKind::DeviceToHost:
+      return MIMIC_COPY_DEVICE_TO_HOST;
+    case sim::TransferKind::Peer:
+      return MIMIC_COPY_PEER;
+    case sim::TransferKind::HostToHost:
+      return MIMIC_COPY_HOST_TO_HOST;
+    case sim::TransferKind::DeviceToDevice:
+    case sim::TransferKind::Fill:
+      break;
+  }
+  return MIMIC_COPY_DEVICE_TO_DEVICE;
+}
+
+mimicActivity commandActivity(const QueueState& queue, const sim::Command& cmd) {
+  mimicActivity a = newActivity(activityKind(cmd), queue.device, queue.id);
+  if (cmd.kind == sim::CommandKind::Transfer) {
+    a.bytes = cmd.bytes;
+    a.copyKind = copyKind(cmd.transfer);
+    const bool hostSide = cmd.transfer == sim::TransferKind::HostToDevice ||
+                          cmd.transfer == sim::TransferKind::DeviceToHost;
+    a.hostPinned = hostSide && cmd.hostPinned ? 1 : 0;
+    if (cmd.transfer == sim::TransferKind::Peer) {
+      a.peerDevice = cmd.srcDevice == queue.device ? cmd.dstDevice : cmd.srcDevice;
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
 std::shared_ptr<sim::Completion> Runtime::submit(QueueState& queue,
                                                  std::unique_ptr<sim::Command> cmd,
-                                                 EventState* recordInto) {
+                                                 EventState* recordInto, Trace trace) {
   cmd->device = queue.device;
   cmd->hwQueue = queue.hwQueue;
   std::shared_ptr<sim::Completion> completion = cmd->completion;
+  if (trace == Trace::Command && tracer_.active() && cmd->kind != sim::CommandKind::Fault) {
+    tracer_.add(commandActivity(queue, *cmd), completion);
+  }
   std::lock_guard<std::mutex> lock(submitMutex_);
   sim_->submit(std::move(cmd));
   queue.last = completion;
@@ -222,9 +285,16 @@ std::shared_ptr<sim::Completion> Runtime::submit(QueueState& queue,
   return completion;
 }
 
-void Runtime::submitKernel(QueueState& queue, std::unique_ptr<sim::Command> cmd) {
+void Runtime::submitKernel(QueueState& queue, std::unique_ptr<sim::Command> cmd,
+                           const std::string& name, mimicDim3 grid) {
   std::shared_ptr<sim::KernelLaunch> launch = cmd->launch;
-  std::shared_ptr<sim::Completion> done = submit(queue, std::move(cmd));
+  if (tracer_.active()) {
+    mimicActivity a = newActivity(MIMIC_ACTIVITY_KERNEL, queue.device, queue.id);
+    std::strncpy(a.name, name.c_str(), sizeof a.name - 1);
+    a.grid = grid;
+    tracer_.add(a, cmd->completion, nullptr, launch);
+  }
+  std::shared_ptr<sim::Completion> done = submit(queue, std::move(cmd), nullptr, Trace::Untraced);
   std::lock_guard<std::mutex> lock(submitMutex_);
   queue.lastKernel = std::move(launch);
   queue.lastKernelDone = std::move(done);
@@ -246,8 +316,24 @@ bool Runtime::completedByNow(const std::shared_ptr<sim::Completion>& c) {
   return !c || (c->done.load(std::memory_order_acquire) && c->end <= sim_->hostTime());
 }
 
+void Runtime::traceHostActivity(mimicActivityKind kind, int device, uint64_t bytes) {
+  if (!tracer_.active()) return;
+  mimicActivity a = newActivity(kind, device, 0);
+  a.bytes = bytes;
+  a.startNs = a.endNs = sim_->hostTime();
+  tracer_.add(a);
+}
+
 void Runtime::wait(const std::vector<std::shared_ptr<sim::Completion>>& completions) {
+  const bool tracing = tracer_.active();
+  const uint64_t waitedFrom = tracing ? sim_->hostTime() : 0;
   bool completed = sim_->wait(completions);
+  if (tracing) {
+    mimicActivity a = newActivity(MIMIC_ACTIVITY_SYNCHRONIZE, -1, 0);
+    a.startNs = waitedFrom;
+    a.endNs = sim_->hostTime();
+    tracer_.add(a);
+  }
   observeFaults();
   if (!completed) {
     fail(MIMIC_ERROR_SIMULATION_STALLED, "the awaited work can never complete");

@@ -17,6 +17,7 @@
 #include "sim/compute_engine.h"
 #include "sim/isa/module.h"
 #include "sim/simulator.h"
+#include "tracer.h"
 
 namespace mimic::driver {
 
@@ -26,10 +27,14 @@ struct QueueState {
   int device;
   int hwQueue;
   int priority;
+  uint64_t id = 0;                        // mimicQueueGetId
   std::shared_ptr<sim::Completion> last;  // of the most recent command; guarded by submitMutex
   // The most recent kernel and its completion; guarded by submitMutex.
   std::shared_ptr<sim::KernelLaunch> lastKernel;
   std::shared_ptr<sim::Completion> lastKernelDone;
+  // Ranges begun and not ended: name and the marker command that starts each; guarded by
+  // Runtime::rangeMutex.
+  std::vector<std::pair<std::string, std::shared_ptr<sim::Completion>>> openRanges;
 };
 
 struct ModuleState {
@@ -89,11 +94,20 @@ class Runtime {
   void noteKernelFault(int device, const std::string& detail);
   int assignHwQueue(int device);
 
-  // Hands a command to the simulation on `queue` and returns its completion.
+  enum class Trace { Command, Untraced };
+  // Hands a command to the simulation on `queue` and returns its completion; while tracing,
+  // records it unless told otherwise.
   std::shared_ptr<sim::Completion> submit(QueueState& queue, std::unique_ptr<sim::Command> cmd,
-                                          EventState* recordInto = nullptr);
+                                          EventState* recordInto = nullptr,
+                                          Trace trace = Trace::Command);
   // Submits a kernel command and remembers it as the queue's most recent kernel.
-  void submitKernel(QueueState& queue, std::unique_ptr<sim::Command> cmd);
+  void submitKernel(QueueState& queue, std::unique_ptr<sim::Command> cmd, const std::string& name,
+                    mimicDim3 grid);
+  Tracer& tracer() { return tracer_; }
+  // Records a host-side activity (allocation, free) at the host's current time.
+  void traceHostActivity(mimicActivityKind kind, int device, uint64_t bytes);
+  uint64_t assignQueueId() { return nextQueueId_++; }
+  std::mutex& rangeMutex() { return rangeMutex_; }  // guards QueueState::openRanges
   void lastKernel(QueueState& queue, std::shared_ptr<sim::KernelLaunch>* launch,
                   std::shared_ptr<sim::Completion>* done);
   // A queue's last command or an event's last record, read under the submission lock.
@@ -131,6 +145,9 @@ class Runtime {
   HandleTable<ModuleState> modules_{3};
   HandleTable<FunctionState> functions_{4};
   std::mutex submitMutex_;
+  Tracer tracer_;
+  std::mutex rangeMutex_;
+  std::atomic<uint64_t> nextQueueId_{1};
   std::atomic<uint64_t> faultsSeen_{0};
   mutable std::mutex pinnedMutex_;
   std::map<uintptr_t, size_t> pinned_;
