@@ -7,7 +7,7 @@ PACKAGES=(
   libsystemc-dev libtbb-dev libxsimd-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libopenblas0-pthread libopenblas-dev
-  python3-pytest
+  python3-pytest chromium
   libtorch-dev python3-torch pybind11-dev python3-torchvision
 )
 

@@ -47,6 +47,7 @@ from ._fallback import fallback_report, reset_fallback_report  # noqa: E402
 from . import _registration  # noqa: E402,F401  (registers the op kernels)
 from ._naming import DEVICE_TYPE  # noqa: E402
 from . import _distributed  # noqa: E402
+from . import profiler  # noqa: E402,F401
 
 _distributed.register()
 

@@ -1,0 +1,68 @@
+"""The wall-time cost of tracing: the benchmark transformer training step (and the MLP) on
+mimic, alternately with torch_mimic.profiler.profile() on and off, median of several steps each,
+in one run. Target: tracing costs 10% or less. Also checks that tracing does not change the
+simulated step time.
+
+Run after a build:  PYTHONPATH=build/python /usr/bin/python3 perf/bench_profiler.py
+"""
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "python"))
+os.environ.setdefault("MIMIC_FALLBACK", "silent")
+os.environ.setdefault("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1")
+
+import torch  # noqa: E402
+
+import model_zoo  # noqa: E402
+import torch_mimic  # noqa: E402
+
+ROUNDS = 5
+
+
+def step(name, model, optimizer, x, target):
+    _, loss = model_zoo.train_step(name, model, optimizer, x, target)
+    loss.item()
+
+
+def measure(name):
+    device = torch.device(torch_mimic.DEVICE_TYPE, 0)
+    model, x, target = model_zoo.make(name)
+    model = model.to(device)
+    x, target = x.to(device), target.to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    step(name, model, optimizer, x, target)  # warm-up: kernels get built
+    walls = {"off": [], "on": []}
+    sims = {"off": [], "on": []}
+    records = 0
+    for _ in range(ROUNDS):
+        for mode in ("off", "on"):
+            torch_mimic.synchronize()
+            sim_before = torch_mimic.sim_time()
+            start = time.perf_counter()
+            if mode == "on":
+                with torch_mimic.profiler.profile() as prof:
+                    step(name, model, optimizer, x, target)
+                records = len(prof.trace["activities"])
+            else:
+                step(name, model, optimizer, x, target)
+            walls[mode].append(time.perf_counter() - start)
+            sims[mode].append(torch_mimic.sim_time() - sim_before)
+    off, on = statistics.median(walls["off"]), statistics.median(walls["on"])
+    sim_off, sim_on = statistics.median(sims["off"]), statistics.median(sims["on"])
+    print(f"{name:<22} {off * 1e3:>10.2f} {on * 1e3:>10.2f} {on / off - 1:>+9.1%} "
+          f"{records:>8} {sim_off / 1e6:>10.3f} {sim_on / 1e6:>10.3f}")
+
+
+def main():
+    print(f"median of {ROUNDS} steps each, tracing off and on alternately (target: +10% or less)")
+    print(f"{'model':<22} {'off ms':>10} {'on ms':>10} {'cost':>9} {'records':>8} "
+          f"{'sim off ms':>10} {'sim on ms':>10}")
+    for name in ("benchmark_transformer", "benchmark_mlp"):
+        measure(name)
+
+
+if __name__ == "__main__":
+    main()

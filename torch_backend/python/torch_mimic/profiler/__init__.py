@@ -1,0 +1,159 @@
+"""torch_mimic.profiler: where simulated time goes, and which host op launched which device work.
+
+    with torch_mimic.profiler.profile() as prof:
+        loss = model(x).sum(); loss.backward()
+    print(prof.table())                      # per kernel: calls, time, FLOP/s, roofline
+    prof.export_chrome_trace("trace.json")   # Perfetto / chrome://tracing, loads back too
+    prof.export_timeline("trace.html")       # self-contained timeline
+
+The driver records every command with its simulated start and end (driver/include/mimic/
+mimic_trace.h); a RecordFunction callback gives each host op a correlation id that the driver
+stamps on the device work the op queues. For training loops, pass a schedule as
+torch.profiler does: ``profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=2),
+on_trace_ready=handler)`` and call ``prof.step()`` after each iteration.
+`python3 -m torch_mimic.profiler TRACE.json` prints the table and writes the timeline of a
+saved trace. The trace format is in SCHEMA.md.
+"""
+import json
+
+import torch
+
+from .. import _device
+from . import _chrome, _driver, _table, _timeline
+
+DEFAULT_CAPACITY = 1 << 20  # records the driver holds between two reads
+
+
+def _device_info(index):
+    props = _device.get_device_properties(index)
+    clock = props.clock_mhz * 1e6
+    return {"index": index, "name": props.name,
+            "peak_flops": 2.0 * props.mma_f32_macs_per_cycle * props.compute_units * clock,
+            "peak_f16_flops": 2.0 * props.mma_f16_macs_per_cycle * props.compute_units * clock,
+            "hbm_bytes_per_s": props.hbm_bandwidth_gbps * 1e9}
+
+
+def _queue_labels(activities):
+    """Labels for the queues that appear: the default queue of device d has id d + 1."""
+    count = _device.device_count()
+    labels = {}
+    for act in activities:
+        queue = act["queue"]
+        if queue is None or queue in labels:
+            continue
+        default = 1 <= queue <= count
+        labels[queue] = {"id": queue, "device": act["device"],
+                         "label": "default queue" if default else f"queue {queue}"}
+    return [labels[q] for q in sorted(labels)]
+
+
+def _host_ops():
+    table, names = torch.ops.mimic.profiler_take_host_ops()
+    return [{"id": int(row[0]), "name": name, "start_ns": int(row[1]), "end_ns": int(row[2]),
+             "thread": int(row[3])} for row, name in zip(table.tolist(), names)]
+
+
+class profile:
+    """Traces the device work and host ops of its block (or of a schedule's active steps)."""
+
+    def __init__(self, schedule=None, on_trace_ready=None, capacity=DEFAULT_CAPACITY):
+        self.schedule = schedule
+        self.on_trace_ready = on_trace_ready
+        self.capacity = capacity
+        self.step_num = 0
+        self.trace = None
+        self._recording = False
+
+    # -- recording ------------------------------------------------------------------------------
+
+    def _start(self):
+        _device.synchronize()
+        _driver.read()  # anything left over from before belongs to nobody
+        torch.ops.mimic.profiler_take_host_ops()
+        _driver.start(self.capacity)
+        torch.ops.mimic.profiler_enable(True)
+        self._recording = True
+
+    def _stop(self, keep=True):
+        torch.ops.mimic.profiler_enable(False)
+        _device.synchronize()
+        dropped = _driver.dropped()
+        _driver.stop()
+        activities = _driver.read()
+        host_ops = _host_ops()
+        self._recording = False
+        if not keep:
+            return
+        self.trace = {"format": "mimic-trace", "version": 1,
+                      "preset": _device.get_device_properties(0).preset,
+                      "devices": [_device_info(d) for d in range(_device.device_count())],
+                      "queues": _queue_labels(activities), "host_ops": host_ops,
+                      "activities": activities, "dropped": dropped}
+
+    def _action(self):
+        """What the schedule says for the current step, as torch.profiler's ProfilerAction."""
+        if self.schedule is None:
+            return None
+        return self.schedule(self.step_num)
+
+    def __enter__(self):
+        action = self._action()
+        if action is None or action.name in ("WARMUP", "RECORD", "RECORD_AND_SAVE"):
+            self._start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._recording:
+            action = self._action()
+            # A schedule's trace is kept only if the block ends during its active steps.
+            keep = exc[0] is None and (action is None or action.name != "WARMUP")
+            self._stop(keep=keep)
+            if keep and self.on_trace_ready and action is not None:
+                self.on_trace_ready(self)
+        return False
+
+    def step(self):
+        """Ends a training step: with a schedule, starts, discards or hands over the trace."""
+        if self.schedule is None:
+            self.step_num += 1
+            return
+        before = self._action().name
+        self.step_num += 1
+        after = self._action().name
+        if before == "RECORD_AND_SAVE" and self._recording:
+            self._stop()
+            if self.on_trace_ready:
+                self.on_trace_ready(self)
+        elif before == "WARMUP" and after in ("RECORD", "RECORD_AND_SAVE") and self._recording:
+            self._stop(keep=False)  # warm-up steps are traced to settle, then dropped
+        if after in ("WARMUP", "RECORD", "RECORD_AND_SAVE") and not self._recording:
+            self._start()
+
+    # -- results --------------------------------------------------------------------------------
+
+    def _require_trace(self):
+        if self.trace is None:
+            raise RuntimeError("torch_mimic.profiler: no trace yet (the profiled block or the "
+                               "schedule's active steps have not ended)")
+        return self.trace
+
+    def table(self, sort_by="total_ns", top=None):
+        return _table.report(self._require_trace(), sort_by=sort_by, top=top)
+
+    def export_chrome_trace(self, path):
+        _chrome.save_chrome(self._require_trace(), path)
+        return path
+
+    def export_timeline(self, path):
+        _timeline.save_timeline(self._require_trace(), path)
+        return path
+
+    def save(self, path):
+        with open(path, "w") as f:
+            json.dump(self._require_trace(), f)
+        return path
+
+
+load_trace = _chrome.load_trace
+
+__all__ = ["profile", "load_trace"]

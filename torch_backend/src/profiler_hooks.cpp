@@ -1,0 +1,135 @@
+// Host-op correlation for torch_mimic.profiler: while enabled, a RecordFunction callback gives
+// every op (and autograd node) a correlation id, hands it to the driver for the device work
+// the op queues (mimicTraceSetCorrelationId, per thread), and keeps the op's name and its span
+// on the host's simulated clock. torch.ops.mimic.profiler_* expose them to Python.
+#include <ATen/ops/empty.h>
+#include <ATen/record_function.h>
+#include <torch/library.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "mimic/mimic_trace.h"
+#include "torch_backend/src/device_runtime.h"
+
+namespace mimic::torch_backend {
+namespace {
+
+struct HostOp {
+  int64_t id;
+  int64_t startNs;
+  int64_t endNs;
+  int64_t thread;
+  std::string name;
+};
+
+// What a callback keeps between an op's start and its end.
+struct OpContext : at::ObserverContext {
+  size_t index = 0;
+  uint64_t previousCorrelation = 0;
+};
+
+struct Recorder {
+  std::mutex mutex;
+  std::vector<HostOp> ops;
+  std::unordered_map<std::thread::id, int64_t> threads;
+  std::atomic<int64_t> nextId{1};
+  at::CallbackHandle handle = 0;
+};
+
+Recorder& recorder() {
+  static Recorder* instance = new Recorder();  // outlives callbacks still running at exit
+  return *instance;
+}
+
+int64_t hostNow() {
+  uint64_t ns = 0;
+  mimicGetSimTime(&ns);
+  return int64_t(ns);
+}
+
+// torch_mimic's own primitives (torch.ops.mimic.*) run inside the aten op that the user called:
+// the device work is credited to that op.
+bool isBackendPrimitive(const at::RecordFunction& fn) {
+  return std::strncmp(fn.name(), "mimic::", 7) == 0;
+}
+
+std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction& fn) {
+  if (isBackendPrimitive(fn)) return nullptr;
+  Recorder& r = recorder();
+  auto context = std::make_unique<OpContext>();
+  const int64_t id = r.nextId++;
+  mimicTraceSetCorrelationId(uint64_t(id), &context->previousCorrelation);
+  std::lock_guard<std::mutex> lock(r.mutex);
+  const auto thread = r.threads.emplace(std::this_thread::get_id(), int64_t(r.threads.size()));
+  context->index = r.ops.size();
+  r.ops.push_back(HostOp{id, hostNow(), -1, thread.first->second, fn.name()});
+  return context;
+}
+
+void onEnd(const at::RecordFunction&, at::ObserverContext* base) {
+  auto* context = static_cast<OpContext*>(base);
+  if (!context) return;
+  mimicTraceSetCorrelationId(context->previousCorrelation, nullptr);
+  Recorder& r = recorder();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (context->index < r.ops.size()) r.ops[context->index].endNs = hostNow();
+}
+
+void enable(bool on) {
+  Recorder& r = recorder();
+  if (on && r.handle == 0) {
+    r.handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(onStart, onEnd)
+            .needsInputs(false)
+            .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                     at::RecordScope::USER_SCOPE}));
+  } else if (!on && r.handle != 0) {
+    at::removeCallback(r.handle);
+    r.handle = 0;
+  }
+}
+
+// The finished host ops since the last call: ids, spans and threads as an N x 4 tensor, and
+// their names. Ops still running stay for the next call.
+std::tuple<at::Tensor, std::vector<std::string>> takeHostOps() {
+  Recorder& r = recorder();
+  std::vector<HostOp> done;
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    std::vector<HostOp> running;
+    for (HostOp& op : r.ops) (op.endNs >= 0 ? done : running).push_back(std::move(op));
+    r.ops = std::move(running);
+  }
+  at::Tensor table = at::empty({int64_t(done.size()), 4}, at::kLong);
+  std::vector<std::string> names;
+  int64_t* row = table.data_ptr<int64_t>();
+  for (const HostOp& op : done) {
+    *row++ = op.id;
+    *row++ = op.startNs;
+    *row++ = op.endNs;
+    *row++ = op.thread;
+    names.push_back(op.name);
+  }
+  return {table, names};
+}
+
+int64_t streamQueueId(int64_t packed) {
+  const c10::Stream stream = c10::Stream::unpack(static_cast<uint64_t>(packed));
+  uint64_t id = 0;
+  MIMIC_TORCH_CHECK(mimicQueueGetId(queueOf(stream), int(stream.device_index()), &id));
+  return int64_t(id);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(mimic, m) {
+  m.def("profiler_enable(bool on) -> ()", enable);
+  m.def("profiler_take_host_ops() -> (Tensor, str[])", takeHostOps);
+  m.def("stream_queue_id(int stream) -> int", streamQueueId);
+}
+
+}  // namespace mimic::torch_backend
