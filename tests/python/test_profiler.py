@@ -111,3 +111,12 @@ def test_results_before_the_block_ends_are_an_error():
     prof = profile()
     with pytest.raises(RuntimeError, match="no trace yet"):
         prof.table()
+
+
+def test_device_activity_shows_in_torch_profiler(device):
+    x = torch.randn(128, 128, device=device)
+    with torch.profiler.profile() as prof:
+        (x @ x).sum().item()
+    names = {event.key for event in prof.key_averages()}
+    assert any(name.startswith("gemm.f32") for name in names), names
+    assert "mimic memcpy DtoH" in names

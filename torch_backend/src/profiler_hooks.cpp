@@ -4,6 +4,7 @@
 // on the host's simulated clock. torch.ops.mimic.profiler_* expose them to Python.
 #include <ATen/ops/empty.h>
 #include <ATen/record_function.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/library.h>
 
 #include <atomic>
@@ -124,9 +125,18 @@ int64_t streamQueueId(int64_t packed) {
   return int64_t(id);
 }
 
+// Shows a device activity in an active torch.profiler session (its key_averages and trace), as
+// PyTorch lets a backend report work the profiler cannot see. No session: nothing happens.
+void reportToTorchProfiler(int64_t startUs, int64_t endUs, const std::string& name) {
+  torch::autograd::profiler::reportBackendEventToActiveKinetoProfiler(
+      startUs, endUs, /*debug_handle=*/-1, at::RecordScope::USER_SCOPE, name, "mimic");
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(mimic, m) {
+  m.def("profiler_report_to_torch(int start_us, int end_us, str name) -> ()",
+        reportToTorchProfiler);
   m.def("profiler_enable(bool on) -> ()", enable);
   m.def("profiler_take_host_ops() -> (Tensor, str[])", takeHostOps);
   m.def("stream_queue_id(int stream) -> int", streamQueueId);

@@ -12,14 +12,15 @@ stamps on the device work the op queues. For training loops, pass a schedule as
 torch.profiler does: ``profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=2),
 on_trace_ready=handler)`` and call ``prof.step()`` after each iteration.
 `python3 -m torch_mimic.profiler TRACE.json` prints the table and writes the timeline of a
-saved trace. The trace format is in SCHEMA.md.
+saved trace. The trace format is in SCHEMA.md. Under torch.profiler, device activities appear
+in its results too (_torch_bridge.py).
 """
 import json
 
 import torch
 
 from .. import _device
-from . import _chrome, _driver, _table, _timeline
+from . import _chrome, _driver, _table, _timeline, _torch_bridge
 
 DEFAULT_CAPACITY = 1 << 20  # records the driver holds between two reads
 
@@ -155,5 +156,6 @@ class profile:
 
 
 load_trace = _chrome.load_trace
+_torch_bridge.install(profile)
 
 __all__ = ["profile", "load_trace"]
