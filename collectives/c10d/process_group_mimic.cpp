@@ -1,6 +1,7 @@
 #include "collectives/c10d/process_group_mimic.h"
 
 #include "collectives/c10d/call.h"
+#include "mimic/mimic_trace.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/ivalue.h>
@@ -406,8 +407,12 @@ void ProcessGroupMimic::agree(Call& call) {
 c10::intrusive_ptr<Work> ProcessGroupMimic::finish(Call& call, std::vector<at::Tensor> outputs,
                                                    std::function<void()> deferred) {
   DeviceQueue& dq = deviceQueue(call.device);
+  // A named range, so that traces show the collective (mimic_trace.h).
+  const std::string range = std::string("c10d ") + callName(call.name);
+  MIMIC_TORCH_CHECK(mimicQueueBeginRange(dq.queue, call.device, range.c_str()));
   MIMIC_TORCH_CHECK(
       mimicLaunchHostTask(dq.queue, &holdUntil, reinterpret_cast<void*>(uintptr_t(call.endNs))));
+  MIMIC_TORCH_CHECK(mimicQueueEndRange(dq.queue, call.device));
   auto future = c10::make_intrusive<c10::ivalue::Future>(
       c10::ListType::create(c10::TensorType::get()),
       std::vector<c10::Device>{c10::Device(kDeviceType, c10::DeviceIndex(call.device))});

@@ -382,3 +382,18 @@ def ddp_parity(rank, size):
     return {"max_diff": max((a - b).abs().max().item() for a, b in zip(mimic_params, cpu_params)),
             "moved": max((a - b.detach()).abs().max().item()
                          for a, b in zip(cpu_params, initial))}
+
+
+def profiled_collective(rank, size):
+    """A collective inside torch_mimic.profiler: a named range, correlated with the host op."""
+    import torch_mimic
+
+    dev = _init(rank, size)
+    x = torch.ones(1024, device=dev)
+    with torch_mimic.profiler.profile() as prof:
+        dist.all_reduce(x)
+    trace = prof.trace
+    ops = {op["id"]: op["name"] for op in trace["host_ops"]}
+    ranges = [a for a in trace["activities"] if a["kind"] == "range"]
+    return [{"name": r["name"], "op": ops.get(r["correlation"]),
+             "span_ns": r["end_ns"] - r["start_ns"]} for r in ranges]

@@ -115,6 +115,15 @@ def test_group_of_one_rank(tmp_path):
     assert result == {"x": [0.0, 1.0, 2.0, 3.0], "gathered": [0.0, 1.0, 2.0, 3.0]}
 
 
+def test_profiled_collective_is_a_named_range_of_its_host_op(tmp_path):
+    first, second = values(run_ranks(dist_workers.profiled_collective, 2, tmp_path))
+    assert first == second  # the same range, op and simulated span on both ranks
+    assert len(first) == 1
+    assert first[0]["name"] == "c10d allreduce"
+    assert first[0]["op"] is not None and "allreduce" in first[0]["op"]
+    assert first[0]["span_ns"] > 0
+
+
 def test_ddp_matches_ddp_on_gloo_cpu(tmp_path):
     for result in values(run_ranks(dist_workers.ddp_parity, 2, tmp_path)):
         assert result["moved"] > 1e-3  # training changed the parameters
