@@ -16,11 +16,16 @@ saved trace. The trace format is in SCHEMA.md. Under torch.profiler, device acti
 in its results too (_torch_bridge.py).
 """
 import json
+import os
 
 import torch
 
 from .. import _device
-from . import _chrome, _driver, _table, _timeline, _torch_bridge
+
+# The host-op correlation: torch.ops.mimic.profiler_* (profiler/src/host_ops.cpp).
+torch.ops.load_library(os.path.join(os.path.dirname(__file__), "libmimic_profiler.so"))
+
+from . import _chrome, _driver, _table, _timeline, _torch_bridge  # noqa: E402
 
 DEFAULT_CAPACITY = 1 << 20  # records the driver holds between two reads
 
