@@ -35,6 +35,7 @@ void CommandProcessor::run() {
     SimTime now = nowNs();
     if (command->stamp > now) waitNs(command->stamp - now);
     command->completion->start = nowNs();
+    device_.raiseScheduledFault(command->completion->start);
     if (device_.faultCode() != 0) {
       ++stats_.aborted;
       finish(*command, device_.faultCode());

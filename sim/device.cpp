@@ -100,4 +100,16 @@ void Device::clearFault() {
   faultTime_.store(0);
 }
 
+void Device::scheduleFault(int code, SimTime at) {
+  scheduledFaultTime_.store(at);
+  scheduledFaultCode_.store(code, std::memory_order_release);
+}
+
+void Device::raiseScheduledFault(SimTime now) {
+  const int code = scheduledFaultCode_.load(std::memory_order_acquire);
+  if (code == 0 || now < scheduledFaultTime_.load()) return;
+  scheduledFaultCode_.store(0);
+  raiseFault(code);
+}
+
 }  // namespace mimic::sim

@@ -46,6 +46,10 @@ class Device : public sc_core::sc_module {
   SimTime faultTime() const { return faultTime_.load(std::memory_order_acquire); }
   void raiseFault(int code);
   void clearFault();
+  // A fault due at a simulated time: raised by the first command the device starts at or
+  // after it (fault injection). Code 0 cancels.
+  void scheduleFault(int code, SimTime at);
+  void raiseScheduledFault(SimTime now);
 
   const HostLinkStats& hostLinkStats() const { return hostLinkStats_; }
   const EnginePoolStats& copyEngineStats() const { return copyEngines_.stats(); }
@@ -72,6 +76,8 @@ class Device : public sc_core::sc_module {
   HostLinkStats hostLinkStats_;
   std::atomic<int> faultCode_{0};
   std::atomic<SimTime> faultTime_{0};
+  std::atomic<int> scheduledFaultCode_{0};
+  std::atomic<SimTime> scheduledFaultTime_{0};
 };
 
 }  // namespace mimic::sim

@@ -1,4 +1,5 @@
 // mimicDebug*: fault injection for testing error handling.
+#include "fault_plan.h"
 #include "mimic/mimic_debug.h"
 #include "runtime.h"
 
@@ -17,6 +18,13 @@ mimicResult mimicDebugInjectFault(mimicQueue queue, mimicResult error) {
     cmd->kind = mimic::sim::CommandKind::Fault;
     cmd->faultCode = error;
     rt.submit(*q, std::move(cmd));
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicDebugSetFaults(const char* spec) {
+  return guarded(__func__, [&](Runtime& rt) {
+    rt.setFaults(FaultPlan::parse(spec ? spec : ""));
     return MIMIC_SUCCESS;
   });
 }

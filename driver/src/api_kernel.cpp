@@ -118,9 +118,14 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
     auto cmd = std::make_unique<mimic::sim::Command>();
     cmd->kind = mimic::sim::CommandKind::Kernel;
     cmd->launch = result.launch;
+    std::string injected;
+    const mimicResult injectedCode = rt.faults().kernelFault(&injected);
     if (result.fault.kind != FaultKind::None) {
       cmd->faultCode = faultResult(result.fault.kind);
       rt.noteKernelFault(device, result.fault.message);
+    } else if (injectedCode != MIMIC_SUCCESS) {
+      cmd->faultCode = injectedCode;
+      rt.noteKernelFault(device, injected);
     }
     rt.submitKernel(*q, std::move(cmd), function.name, grid);
     return MIMIC_SUCCESS;

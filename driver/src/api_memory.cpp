@@ -18,6 +18,8 @@ mimicResult mimicMemAlloc(int device, size_t bytes, void** dptr) {
       fail(MIMIC_ERROR_INVALID_SIZE, std::to_string(bytes) + " bytes exceed the device's " +
                                          std::to_string(memory.capacity()) + "-byte capacity");
     }
+    const std::string injected = rt.faults().allocationFault(bytes, memory.stats().bytesInUse);
+    if (!injected.empty()) fail(MIMIC_ERROR_OUT_OF_MEMORY, injected);
     uint64_t address = memory.allocate(bytes);
     if (address == 0) {
       fail(MIMIC_ERROR_OUT_OF_MEMORY,

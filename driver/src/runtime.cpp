@@ -72,6 +72,13 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
                                "' with other settings; one process holds one simulation");
     }
     sim::SystemConfig config = sim::SystemConfig::read(chosen);
+    FaultPlan faults;
+    try {
+      faults = FaultPlan::parse(environment("MIMIC_FAULTS"));
+    } catch (const ApiError& e) {
+      return recordFailure(function, MIMIC_ERROR_INVALID_CONFIG_VALUE,
+                           "MIMIC_FAULTS: " + e.message());
+    }
     int hostThreads = 0;
     const std::string threads = environment("MIMIC_HOST_THREADS");
     if (!threads.empty()) {
@@ -84,7 +91,9 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
       }
       hostThreads = static_cast<int>(value);
     }
-    globalRuntime.store(new Runtime(config, identity, hostThreads), std::memory_order_release);
+    auto* runtime = new Runtime(config, identity, hostThreads);
+    runtime->setFaults(faults);
+    globalRuntime.store(runtime, std::memory_order_release);
   } catch (const sim::ConfigError& e) {
     return recordFailure(function, configErrorResult(e), e.what());
   } catch (const std::exception& e) {
@@ -314,6 +323,20 @@ std::shared_ptr<sim::Completion> Runtime::snapshot(const std::shared_ptr<sim::Co
 
 bool Runtime::completedByNow(const std::shared_ptr<sim::Completion>& c) {
   return !c || (c->done.load(std::memory_order_acquire) && c->end <= sim_->hostTime());
+}
+
+void Runtime::setFaults(const FaultPlan& plan) {
+  faults_.set(plan);
+  for (int d = 0; d < numDevices(); ++d) {
+    sim::Device& device = sim_->device(d);
+    if (plan.eccAtNs && (!plan.lostAtNs || plan.eccAtNs <= plan.lostAtNs)) {
+      device.scheduleFault(MIMIC_ERROR_ECC_UNCORRECTABLE, plan.eccAtNs);
+    } else if (plan.lostAtNs) {
+      device.scheduleFault(MIMIC_ERROR_DEVICE_LOST, plan.lostAtNs);
+    } else {
+      device.scheduleFault(0, 0);
+    }
+  }
 }
 
 void Runtime::traceHostActivity(mimicActivityKind kind, int device, uint64_t bytes) {

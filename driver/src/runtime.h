@@ -17,6 +17,7 @@
 #include "sim/compute_engine.h"
 #include "sim/isa/module.h"
 #include "sim/simulator.h"
+#include "fault_plan.h"
 #include "tracer.h"
 
 namespace mimic::driver {
@@ -104,6 +105,9 @@ class Runtime {
   void submitKernel(QueueState& queue, std::unique_ptr<sim::Command> cmd, const std::string& name,
                     mimicDim3 grid);
   Tracer& tracer() { return tracer_; }
+  FaultInjector& faults() { return faults_; }
+  // Installs a fault plan: resets its counters and schedules its timed faults on every device.
+  void setFaults(const FaultPlan& plan);
   // Records a host-side activity (allocation, free) at the host's current time.
   void traceHostActivity(mimicActivityKind kind, int device, uint64_t bytes);
   uint64_t assignQueueId() { return nextQueueId_++; }
@@ -146,6 +150,7 @@ class Runtime {
   HandleTable<FunctionState> functions_{4};
   std::mutex submitMutex_;
   Tracer tracer_;
+  FaultInjector faults_;
   std::mutex rangeMutex_;
   std::atomic<uint64_t> nextQueueId_{1};
   std::atomic<uint64_t> faultsSeen_{0};

@@ -118,6 +118,7 @@ TEST_F(InitTest, EveryCallBeforeInitReturnsNotInitialized) {
 
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED,
                 mimicDebugInjectFault(nullptr, MIMIC_ERROR_ECC_UNCORRECTABLE));
+  EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicDebugSetFaults("oom_at_alloc=1"));
 }
 
 TEST_F(InitTest, NotInitializedIsReportedEvenForNullArguments) {

@@ -20,6 +20,26 @@ extern "C" {
  * a sticky error. */
 mimicResult mimicDebugInjectFault(mimicQueue queue, mimicResult error);
 
+/* Installs a fault plan, replacing the previous one and restarting its counts (the environment
+ * variable MIMIC_FAULTS gives the plan mimicInit starts with). `spec` is "key=value,..." (NULL
+ * or "" clears):
+ *   oom_at_alloc=N     the N-th mimicMemAlloc from now (all devices) fails with
+ *                      MIMIC_ERROR_OUT_OF_MEMORY; the device stays usable
+ *   oom_above_bytes=B  allocations that would take a device above B bytes in use fail so
+ *                      (B may end in KiB, MiB or GiB)
+ *   ecc_at_kernel=N    the N-th kernel launched from now fails its device, when it ends, with
+ *                      MIMIC_ERROR_ECC_UNCORRECTABLE (sticky)
+ *   hang_at_kernel=N   the N-th kernel hangs and the watchdog stops it: MIMIC_ERROR_LAUNCH_TIMEOUT
+ *   lost_at_kernel=N   the N-th kernel loses its device: MIMIC_ERROR_DEVICE_LOST
+ *   ecc_at_ns=T, lost_at_ns=T   every device fails with that error at the first command it
+ *                      starts at or after simulated time T (the earlier of the two wins)
+ *   die_at_collective=K  the c10d backend's process exits at its K-th collective (a dead peer)
+ * Sticky errors surface at the next synchronising call and stay until mimicDeviceReset; the
+ * sticky error's detail says "injected fault: ...". Counts are deterministic: they follow the
+ * calling order. Returns MIMIC_ERROR_INVALID_VALUE (an unknown key or a bad value; the detail
+ * names it). */
+mimicResult mimicDebugSetFaults(const char* spec);
+
 #ifdef __cplusplus
 }
 #endif
