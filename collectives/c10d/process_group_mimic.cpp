@@ -8,6 +8,8 @@
 #include <c10/core/StreamGuard.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <sstream>
 
@@ -323,8 +325,29 @@ void ProcessGroupMimic::runData(const Call& call, const c10::intrusive_ptr<Work>
   }
 }
 
+namespace {
+
+// MIMIC_FAULTS=...,die_at_collective=K (mimic_debug.h): this process dies at its K-th
+// collective, as a peer that crashes would. mimicInit has checked the whole plan.
+uint64_t plannedDeath() {
+  const char* plan = std::getenv("MIMIC_FAULTS");
+  if (!plan) return 0;
+  const std::string text = plan;
+  const std::string key = "die_at_collective=";
+  const size_t at = text.find(key);
+  return at == std::string::npos ? 0 : std::strtoull(text.c_str() + at + key.size(), nullptr, 10);
+}
+
+}  // namespace
+
 void ProcessGroupMimic::agree(Call& call) {
   call.sequence = ++sequence_;
+  static const uint64_t death = plannedDeath();
+  if (death != 0 && call.sequence == death) {
+    std::fprintf(stderr, "mimic: injected fault: rank %d exits at collective #%llu (%s)\n",
+                 getRank(), static_cast<unsigned long long>(death), callName(call.name));
+    std::_Exit(3);
+  }
   const int size = getSize();
   const std::string where = prefix(call, getRank(), size);
   if (call.device < 0) call.device = torch_backend::currentDevice();

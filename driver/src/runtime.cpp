@@ -331,8 +331,12 @@ void Runtime::setFaults(const FaultPlan& plan) {
     sim::Device& device = sim_->device(d);
     if (plan.eccAtNs && (!plan.lostAtNs || plan.eccAtNs <= plan.lostAtNs)) {
       device.scheduleFault(MIMIC_ERROR_ECC_UNCORRECTABLE, plan.eccAtNs);
+      noteKernelFault(d, "injected fault: an uncorrectable ECC error at the first command from " +
+                             std::to_string(plan.eccAtNs) + " ns (ecc_at_ns)");
     } else if (plan.lostAtNs) {
       device.scheduleFault(MIMIC_ERROR_DEVICE_LOST, plan.lostAtNs);
+      noteKernelFault(d, "injected fault: the device is lost at the first command from " +
+                             std::to_string(plan.lostAtNs) + " ns (lost_at_ns)");
     } else {
       device.scheduleFault(0, 0);
     }

@@ -397,3 +397,15 @@ def profiled_collective(rank, size):
     ranges = [a for a in trace["activities"] if a["kind"] == "range"]
     return [{"name": r["name"], "op": ops.get(r["correlation"]),
              "span_ns": r["end_ns"] - r["start_ns"]} for r in ranges]
+
+
+def injected_death(rank, size):
+    """MIMIC_FAULTS=die_at_collective=2 on the last rank: it exits at its second collective."""
+    if rank == size - 1:
+        os.environ["MIMIC_FAULTS"] = "die_at_collective=2"
+    dev = _init(rank, size, timeout=timedelta(seconds=5))
+    x = torch.ones(4, device=dev)
+    dist.all_reduce(x)
+    start = time.monotonic()
+    error = _error_of(lambda: dist.all_reduce(x))
+    return {"error": error, "seconds": time.monotonic() - start}

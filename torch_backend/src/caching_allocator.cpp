@@ -234,6 +234,14 @@ class State {
   }
 
   [[noreturn]] void throwOutOfMemory(int device, size_t requested) {
+    // A planned failure (MIMIC_FAULTS) is reported as such; probing for the largest free
+    // block would only meet the same plan again.
+    const char* detail = nullptr;
+    mimicGetErrorDetail(&detail);
+    if (detail && std::strstr(detail, "injected fault")) {
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "mimic out of memory. Tried to allocate ",
+                       formatBytes(requested), " on device ", device, ": ", detail);
+    }
     size_t freeBytes = 0, totalBytes = 0;
     mimicMemGetInfo(device, &freeBytes, &totalBytes);
     const AllocatorStats& s = stats_.at(device);

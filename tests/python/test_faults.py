@@ -1,0 +1,72 @@
+"""Injected faults (MIMIC_FAULTS, driver/include/mimic/mimic_debug.h) as PyTorch sees them: a
+clear error naming the fault, never a hang. Each case runs in a fresh process: device faults
+are sticky for the life of the process's simulation."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import dist_workers
+from dist_harness import run_ranks, values
+
+PROGRAM = """
+import torch, torch_mimic
+x = torch.ones(1024, device="privateuseone")
+for _ in range(4):
+    x = x * 2 + 1
+print(x.sum().item())
+"""
+
+
+def run_with_faults(faults, program=PROGRAM):
+    env = dict(os.environ, MIMIC_FAULTS=faults, MIMIC_FALLBACK="silent")
+    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+@pytest.mark.parametrize("faults, code", [
+    ("ecc_at_kernel=3", "MIMIC_ERROR_ECC_UNCORRECTABLE"),
+    ("hang_at_kernel=2", "MIMIC_ERROR_LAUNCH_TIMEOUT"),
+    ("lost_at_kernel=1", "MIMIC_ERROR_DEVICE_LOST"),
+    ("lost_at_ns=1", "MIMIC_ERROR_DEVICE_LOST"),
+])
+def test_device_faults_are_runtime_errors(faults, code):
+    done = run_with_faults(faults)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError"), done.stderr
+    assert code in done.stderr and "injected fault" in done.stderr, done.stderr
+
+
+def test_injected_oom_is_an_out_of_memory_error():
+    program = """
+import torch, torch_mimic
+try:
+    torch.empty(1 << 20, device="privateuseone")
+except torch.cuda.OutOfMemoryError as e:
+    print("OOM:", e)
+"""
+    done = run_with_faults("oom_above_bytes=1MiB", program)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("OOM:") and "injected fault" in done.stdout, done.stdout
+
+
+def test_without_faults_the_program_runs():
+    done = run_with_faults("")
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) == 1024 * 31.0
+
+
+def test_bad_fault_plan_is_named():
+    done = run_with_faults("ecc_at=5")
+    assert done.returncode != 0
+    assert "MIMIC_FAULTS: unknown fault 'ecc_at'" in done.stderr, done.stderr
+
+
+def test_injected_dead_peer(tmp_path):
+    results = run_ranks(dist_workers.injected_death, 2, tmp_path)
+    survivor = values(results[:1])[0]
+    assert "Ranks that never reached this collective: 1" in survivor["error"]
+    assert survivor["seconds"] < 10
+    assert not results[1]["ok"]  # the dying rank left no result
