@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mimic's two commands:
 #   ./run.sh        install what is missing, build, and run the main job on the default preset
-#   ./run.sh test   install what is missing, build, and run every test
+#   ./run.sh test   install what is missing, build, and run every test and a short fuzz run
 # Both are idempotent; a second run only rebuilds what changed.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -26,5 +26,6 @@ export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 if [[ "$mode" == demo ]]; then
   exec "$BUILD_DIR/examples/mimic-device-tour"
 fi
-cd "$BUILD_DIR"
-exec ctest -j2 --output-on-failure --timeout 300
+(cd "$BUILD_DIR" && ctest -j2 --output-on-failure --timeout 300)
+# The fuzz targets, a short run (clang, sanitizers; a build of their own in build-fuzz/).
+exec scripts/fuzz.sh

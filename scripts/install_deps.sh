@@ -3,7 +3,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake pkg-config ccache clang-format
+  build-essential cmake pkg-config ccache clang-format clang
   libsystemc-dev libtbb-dev libxsimd-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libopenblas0-pthread libopenblas-dev
