@@ -3,6 +3,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -66,7 +68,13 @@ uint64_t DeviceMemory::allocate(uint64_t bytes) {
   if (remainder > 0) freeBlocks_[offset + need] = remainder;
   uint64_t address = base_ + offset;
   live_[address] = {address, bytes, need};
-  freedAddresses_.erase(address);
+  // The new allocation may overlap freed ones: they are no longer what the address means.
+  auto it = freed_.lower_bound(address);
+  if (it != freed_.begin() &&
+      std::prev(it)->second.base + std::prev(it)->second.reserved > address) {
+    --it;
+  }
+  while (it != freed_.end() && it->first < address + need) it = freed_.erase(it);
   ++stats_.allocations;
   stats_.bytesInUse += need;
   if (stats_.bytesInUse > stats_.peakBytesInUse) stats_.peakBytesInUse = stats_.bytesInUse;
@@ -77,11 +85,11 @@ DeviceMemory::FreeResult DeviceMemory::release(uint64_t address) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = live_.find(address);
   if (it == live_.end()) {
-    return freedAddresses_.count(address) ? FreeResult::AlreadyFreed : FreeResult::NotAnAllocation;
+    return freed_.count(address) ? FreeResult::AlreadyFreed : FreeResult::NotAnAllocation;
   }
   uint64_t size = it->second.reserved;
+  freed_[address] = it->second;
   live_.erase(it);
-  freedAddresses_.insert(address);
   ++stats_.frees;
   stats_.bytesInUse -= size;
   insertFreeBlock(address - base_, size);
@@ -90,7 +98,7 @@ DeviceMemory::FreeResult DeviceMemory::release(uint64_t address) {
 
 void DeviceMemory::releaseAll() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& [address, allocation] : live_) freedAddresses_.insert(address);
+  for (const auto& [address, allocation] : live_) freed_[address] = allocation;
   stats_.frees += live_.size();
   live_.clear();
   freeBlocks_.clear();
@@ -133,6 +141,34 @@ bool DeviceMemory::find(uint64_t address, Allocation* out) const {
   if (address - a.base >= a.size) return false;
   *out = a;
   return true;
+}
+
+std::string DeviceMemory::describe(uint64_t address) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto hex = [](uint64_t value) {
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+    return std::string(text);
+  };
+  const auto allocation = [&](const Allocation& a) {
+    return "the " + std::to_string(a.size) + "-byte allocation at " + hex(a.base);
+  };
+  auto freed = freed_.upper_bound(address);
+  if (freed != freed_.begin() &&
+      address - std::prev(freed)->second.base < std::prev(freed)->second.size) {
+    const Allocation& a = std::prev(freed)->second;
+    return hex(address) + " is " + std::to_string(address - a.base) + " bytes into " +
+           allocation(a) + ", which was freed (use after free)";
+  }
+  auto live = live_.upper_bound(address);
+  if (live == live_.begin()) return hex(address) + " is below every live allocation";
+  const Allocation& a = std::prev(live)->second;
+  if (address - a.base < a.size) {
+    return hex(address) + " is " + std::to_string(address - a.base) + " bytes into " +
+           allocation(a);
+  }
+  return hex(address) + " is " + std::to_string(address - (a.base + a.size)) +
+         " bytes past the end of " + allocation(a);
 }
 
 uint64_t DeviceMemory::freeBytes() const {

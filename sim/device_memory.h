@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 
 namespace mimic::sim {
 
@@ -52,6 +53,9 @@ class DeviceMemory {
   bool inRange(uint64_t address) const { return address - base_ < capacity_; }
   // The live allocation that contains `address`, if any.
   bool find(uint64_t address, Allocation* out) const;
+  // Where `address` lies, for error messages: in which live allocation, how far past the end
+  // of the nearest one below it, or in a freed one ("use after free").
+  std::string describe(uint64_t address) const;
   uint8_t* hostView(uint64_t address) const { return shadow_ + (address - base_); }
 
   uint64_t base() const { return base_; }
@@ -71,7 +75,7 @@ class DeviceMemory {
   mutable std::mutex mutex_;
   std::map<uint64_t, uint64_t> freeBlocks_;  // offset -> size
   std::map<uint64_t, Allocation> live_;      // device address -> allocation
-  std::set<uint64_t> freedAddresses_;        // freed and not handed out again
+  std::map<uint64_t, Allocation> freed_;     // freed and not handed out again
   DeviceMemoryStats stats_;
 };
 

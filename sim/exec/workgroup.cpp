@@ -256,9 +256,11 @@ uint8_t* Workgroup::hbm(int64_t address, int64_t low, int64_t high, int elementB
   if (high > low && (!memory_.find(first, &a) || last > a.base + a.size)) {
     char text[160];
     std::snprintf(text, sizeof text,
-                  "%s HBM range [0x%llx, 0x%llx) is not inside one live allocation", role,
+                  "%s HBM range [0x%llx, 0x%llx) is not inside one live allocation: ", role,
                   static_cast<unsigned long long>(first), static_cast<unsigned long long>(last));
-    fault(FaultKind::IllegalAddress, text);
+    // Name the first byte that is out: the start, or the end of the allocation it starts in.
+    const uint64_t out = memory_.find(first, &a) ? a.base + a.size : first;
+    fault(FaultKind::IllegalAddress, text + memory_.describe(out));
   }
   return memory_.hostView(static_cast<uint64_t>(address));
 }
