@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mimic's two commands:
 #   ./run.sh        install what is missing, build, and run the main job on the default preset
-#   ./run.sh test   install what is missing, build, and run every test and a short fuzz run
+#   ./run.sh test   install what is missing, build, run every test, a short fuzz run and the
+#                   stress program under the sanitizers
 # Both are idempotent; a second run only rebuilds what changed.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -27,5 +28,6 @@ if [[ "$mode" == demo ]]; then
   exec "$BUILD_DIR/examples/mimic-device-tour"
 fi
 (cd "$BUILD_DIR" && ctest -j2 --output-on-failure --timeout 300)
-# The fuzz targets, a short run (clang, sanitizers; a build of their own in build-fuzz/).
-exec scripts/fuzz.sh
+# Fuzzing and the stress program under AddressSanitizer and ThreadSanitizer (clang builds of
+# their own in build-fuzz/ and build-tsan/).
+exec scripts/sanitizers.sh
