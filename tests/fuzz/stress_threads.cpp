@@ -1,8 +1,7 @@
 // Stress: host threads at once launching kernels, copying, filling, recording and waiting on
 // events (their own and each other's), creating and destroying queues and allocating, on every
 // device. Run under AddressSanitizer + UndefinedBehaviorSanitizer and under ThreadSanitizer by
-// scripts/sanitizers.sh; every
-// result is checked, and any failure exits non-zero.
+// scripts/sanitizers.sh; every result is checked, and any failure exits non-zero.
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
