@@ -16,7 +16,8 @@ namespace {
 
 // One side of a copy, validated.
 struct Endpoint {
-  int device = -1;  // -1: host memory
+  int device = -1;       // -1: host memory
+  uint64_t address = 0;  // the device address
   bool pinned = false;
   uint8_t* bytes = nullptr;  // where the driver reads or writes them
 };
@@ -49,6 +50,7 @@ Endpoint resolve(Runtime& rt, const void* pointer, size_t count, const char* arg
              " bytes past the end of its " + std::to_string(a.size) + "-byte allocation");
   }
   end.bytes = memory.hostView(address);
+  end.address = address;
   return end;
 }
 
@@ -88,6 +90,12 @@ std::shared_ptr<mimic::sim::Completion> enqueueCopy(Runtime& rt, const Endpoint&
   cmd->hostPinned = cmd->transfer == TransferKind::HostToDevice   ? src.pinned
                     : cmd->transfer == TransferKind::DeviceToHost ? dst.pinned
                                                                   : true;
+  if (rt.racecheck().enabled()) {
+    std::vector<DeviceAccess> accesses;
+    if (src.device >= 0) accesses.push_back({src.device, src.address, src.address + bytes, false});
+    if (dst.device >= 0) accesses.push_back({dst.device, dst.address, dst.address + bytes, true});
+    rt.racecheck().onCommand(queue.id, accesses, "a copy", Tracer::correlation());
+  }
   return rt.submit(queue, std::move(cmd));
 }
 
@@ -169,6 +177,11 @@ mimicResult mimicMemsetAsync(void* dptr, int value, size_t bytes, mimicQueue que
     cmd->transfer = TransferKind::Fill;
     cmd->bytes = bytes;
     cmd->dstDevice = target.device;
+    if (rt.racecheck().enabled()) {
+      rt.racecheck().onCommand(q->id,
+                               {{target.device, target.address, target.address + bytes, true}},
+                               "a fill", Tracer::correlation());
+    }
     rt.submit(*q, std::move(cmd));
     return MIMIC_SUCCESS;
   });

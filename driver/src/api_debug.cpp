@@ -22,6 +22,14 @@ mimicResult mimicDebugInjectFault(mimicQueue queue, mimicResult error) {
   });
 }
 
+mimicResult mimicDebugGetRaceFindings(uint64_t* findings) {
+  return guarded(__func__, [&](Runtime& rt) {
+    requireNotNull(findings, "findings");
+    *findings = rt.racecheck().findings();
+    return MIMIC_SUCCESS;
+  });
+}
+
 mimicResult mimicDebugSetFaults(const char* spec) {
   return guarded(__func__, [&](Runtime& rt) {
     rt.setFaults(FaultPlan::parse(spec ? spec : ""));

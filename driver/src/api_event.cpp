@@ -61,6 +61,9 @@ mimicResult mimicEventRecord(mimicEvent event, mimicQueue queue) {
     }
     auto cmd = std::make_unique<Command>();
     cmd->kind = CommandKind::EventRecord;
+    if (rt.racecheck().enabled()) {
+      rt.racecheck().onEventRecord(e.get(), q->id, cmd->completion.get());
+    }
     rt.submit(*q, std::move(cmd), e.get());
     return MIMIC_SUCCESS;
   });

@@ -112,9 +112,10 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
     mimic::exec::Executor executor(config.costs, config.compute.scratchpadBytes,
                                    rt.sim().device(device).memory());
     // Workgroups run before this returns, so they can read the caller's arguments in place.
+    const bool racecheck = rt.racecheck().enabled();
     FunctionalResult result =
         executeKernel(executor, function, static_cast<const uint8_t*>(args),
-                      {grid.x, grid.y, grid.z}, config.compute.scratchpadBytes);
+                      {grid.x, grid.y, grid.z}, config.compute.scratchpadBytes, racecheck);
     auto cmd = std::make_unique<mimic::sim::Command>();
     cmd->kind = mimic::sim::CommandKind::Kernel;
     cmd->launch = result.launch;
@@ -126,6 +127,13 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
     } else if (injectedCode != MIMIC_SUCCESS) {
       cmd->faultCode = injectedCode;
       rt.noteKernelFault(device, injected);
+    }
+    if (racecheck) {
+      std::vector<DeviceAccess> accesses;
+      for (const mimic::exec::HbmAccess& a : result.accesses)
+        accesses.push_back({device, a.low, a.high, a.write});
+      rt.racecheck().onCommand(q->id, accesses, "kernel '" + function.name + "'",
+                               Tracer::correlation());
     }
     rt.submitKernel(*q, std::move(cmd), function.name, grid);
     return MIMIC_SUCCESS;

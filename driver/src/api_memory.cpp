@@ -50,6 +50,8 @@ mimicResult mimicMemFree(void* dptr) {
     switch (memory.release(reinterpret_cast<uint64_t>(dptr))) {
       case FreeResult::Freed:
         rt.traceHostActivity(MIMIC_ACTIVITY_FREE, device, allocation.size);
+        if (rt.racecheck().enabled())
+          rt.racecheck().onFree(device, allocation.base, allocation.size);
         break;
       case FreeResult::AlreadyFreed:
         fail(MIMIC_ERROR_DOUBLE_FREE, hexAddress(dptr) + " was already freed");

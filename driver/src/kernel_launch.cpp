@@ -2,6 +2,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace mimic::driver {
@@ -24,10 +25,27 @@ exec::Dim3 workgroupId(uint64_t index, exec::Dim3 grid) {
           static_cast<uint32_t>(index / grid.x / grid.y)};
 }
 
+// Sorts and merges ranges that overlap or touch and have the same direction.
+std::vector<exec::HbmAccess> merged(std::vector<exec::HbmAccess> accesses) {
+  std::sort(accesses.begin(), accesses.end(), [](const auto& a, const auto& b) {
+    return a.write != b.write ? a.write < b.write : a.low < b.low;
+  });
+  std::vector<exec::HbmAccess> out;
+  for (const exec::HbmAccess& a : accesses) {
+    if (!out.empty() && out.back().write == a.write && a.low <= out.back().high) {
+      out.back().high = std::max(out.back().high, a.high);
+    } else {
+      out.push_back(a);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 FunctionalResult executeKernel(const exec::Executor& executor, const isa::Function& fn,
-                               const uint8_t* args, exec::Dim3 grid, uint64_t scratchpadBytes) {
+                               const uint8_t* args, exec::Dim3 grid, uint64_t scratchpadBytes,
+                               bool collectAccesses) {
   FunctionalResult result;
   result.launch = std::make_shared<sim::KernelLaunch>();
   sim::KernelLaunch& launch = *result.launch;
@@ -48,6 +66,9 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
     }
     for (exec::WorkgroupResult& wg : chunk) {
       launch.counters.add(wg.counters);
+      if (collectAccesses) {
+        result.accesses.insert(result.accesses.end(), wg.accesses.begin(), wg.accesses.end());
+      }
       executor.applyAtomics(wg.atomics);
       // Workgroups of one kernel usually do identical work: share the trace.
       if (!launch.workgroups.empty() && *launch.workgroups.back() == wg.trace) {
@@ -62,6 +83,7 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
       }
     }
   }
+  if (collectAccesses) result.accesses = merged(std::move(result.accesses));
   return result;
 }
 

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/compute_engine.h"
 #include "sim/exec/executor.h"
@@ -12,10 +13,12 @@ namespace mimic::driver {
 
 struct FunctionalResult {
   std::shared_ptr<sim::KernelLaunch> launch;
-  exec::Fault fault;  // the first fault, in workgroup order
+  exec::Fault fault;                      // the first fault, in workgroup order
+  std::vector<exec::HbmAccess> accesses;  // merged ranges, when asked for
 };
 
 FunctionalResult executeKernel(const exec::Executor& executor, const isa::Function& fn,
-                               const uint8_t* args, exec::Dim3 grid, uint64_t scratchpadBytes);
+                               const uint8_t* args, exec::Dim3 grid, uint64_t scratchpadBytes,
+                               bool collectAccesses = false);
 
 }  // namespace mimic::driver

@@ -79,6 +79,12 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
       return recordFailure(function, MIMIC_ERROR_INVALID_CONFIG_VALUE,
                            "MIMIC_FAULTS: " + e.message());
     }
+    const std::string sanitize = environment("MIMIC_SANITIZE");
+    if (!sanitize.empty() && sanitize != "racecheck") {
+      return recordFailure(function, MIMIC_ERROR_INVALID_CONFIG_VALUE,
+                           "MIMIC_SANITIZE: '" + sanitize +
+                               "' is not available; the sanitizer has racecheck only so far");
+    }
     int hostThreads = 0;
     const std::string threads = environment("MIMIC_HOST_THREADS");
     if (!threads.empty()) {
@@ -93,6 +99,7 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
     }
     auto* runtime = new Runtime(config, identity, hostThreads);
     runtime->setFaults(faults);
+    if (!sanitize.empty()) runtime->racecheck().enable();
     globalRuntime.store(runtime, std::memory_order_release);
   } catch (const sim::ConfigError& e) {
     return recordFailure(function, configErrorResult(e), e.what());
@@ -106,7 +113,8 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
 Runtime::Runtime(const sim::SystemConfig& config, std::string identity, int hostThreads)
     : sim_(std::make_unique<sim::Simulator>(config)),
       identity_(std::move(identity)),
-      tracer_(sim_->config()) {
+      tracer_(sim_->config()),
+      racecheck_(std::make_unique<RaceChecker>(*sim_)) {
   if (hostThreads > 0) {
     hostThreads_ = std::make_unique<tbb::global_control>(
         tbb::global_control::max_allowed_parallelism, static_cast<size_t>(hostThreads));
@@ -286,6 +294,7 @@ std::shared_ptr<sim::Completion> Runtime::submit(QueueState& queue,
   if (trace == Trace::Command && tracer_.active() && cmd->kind != sim::CommandKind::Fault) {
     tracer_.add(commandActivity(queue, *cmd), completion);
   }
+  if (racecheck_->enabled()) racecheck_->onSubmit(queue.id, completion.get());
   std::lock_guard<std::mutex> lock(submitMutex_);
   sim_->submit(std::move(cmd));
   queue.last = completion;
@@ -355,6 +364,7 @@ void Runtime::wait(const std::vector<std::shared_ptr<sim::Completion>>& completi
   const bool tracing = tracer_.active();
   const uint64_t waitedFrom = tracing ? sim_->hostTime() : 0;
   bool completed = sim_->wait(completions);
+  if (racecheck_->enabled()) racecheck_->onHostWait(completions);
   if (tracing) {
     mimicActivity a = newActivity(MIMIC_ACTIVITY_SYNCHRONIZE, -1, 0);
     a.startNs = waitedFrom;

@@ -12,12 +12,13 @@
 #include <tbb/global_control.h>
 
 #include "errors.h"
+#include "fault_plan.h"
 #include "handle_table.h"
 #include "mimic/mimic.h"
+#include "racecheck.h"
 #include "sim/compute_engine.h"
 #include "sim/isa/module.h"
 #include "sim/simulator.h"
-#include "fault_plan.h"
 #include "tracer.h"
 
 namespace mimic::driver {
@@ -106,6 +107,7 @@ class Runtime {
                     mimicDim3 grid);
   Tracer& tracer() { return tracer_; }
   FaultInjector& faults() { return faults_; }
+  RaceChecker& racecheck() { return *racecheck_; }
   // Installs a fault plan: resets its counters and schedules its timed faults on every device.
   void setFaults(const FaultPlan& plan);
   // Records a host-side activity (allocation, free) at the host's current time.
@@ -151,6 +153,7 @@ class Runtime {
   std::mutex submitMutex_;
   Tracer tracer_;
   FaultInjector faults_;
+  std::unique_ptr<RaceChecker> racecheck_;
   std::mutex rangeMutex_;
   std::atomic<uint64_t> nextQueueId_{1};
   std::atomic<uint64_t> faultsSeen_{0};

@@ -81,6 +81,10 @@ size_t Tracer::read(mimicActivity* out, size_t capacity) {
   return count;
 }
 
+uint64_t Tracer::correlation() {
+  return currentCorrelation;
+}
+
 uint64_t Tracer::exchangeCorrelation(uint64_t id) {
   const uint64_t previous = currentCorrelation;
   currentCorrelation = id;

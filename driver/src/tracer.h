@@ -37,6 +37,7 @@ class Tracer {
   uint64_t dropped() const { return dropped_.load(); }
 
   static uint64_t exchangeCorrelation(uint64_t id);
+  static uint64_t correlation();
 
  private:
   struct Pending {

@@ -28,8 +28,16 @@ struct AtomicAdd {
   std::vector<uint8_t> values;
 };
 
+// A byte range of HBM a workgroup touched (the bounding range of one strided DMA).
+struct HbmAccess {
+  uint64_t low;
+  uint64_t high;
+  bool write;
+};
+
 struct WorkgroupResult {
   WorkgroupTrace trace;
+  std::vector<HbmAccess> accesses;  // for the driver's racecheck
   KernelCounters counters;
   std::vector<AtomicAdd> atomics;
   Fault fault;

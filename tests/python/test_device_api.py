@@ -100,6 +100,7 @@ def test_streams_order_through_events(device):
 def test_record_stream_defers_reuse(device):
     side = torch_mimic.Stream()
     x = torch.ones(1 << 18, device=device)
+    side.wait_stream(torch_mimic.current_stream())  # x is written on the default stream
     with torch_mimic.stream(side):
         (x * 2).sum()
     x.record_stream(side)

@@ -40,6 +40,14 @@ mimicResult mimicDebugInjectFault(mimicQueue queue, mimicResult error);
  * names it). */
 mimicResult mimicDebugSetFaults(const char* spec);
 
+/* racecheck (MIMIC_SANITIZE=racecheck at mimicInit): two queues touching the same device bytes,
+ * at least one writing, with no event record/wait or host wait ordering them. Each distinct
+ * race is reported once on stderr, naming both commands, their queues and correlation ids and
+ * the allocation; it is found whether or not the simulated timing happened to order them.
+ * Kernels count the bounding range of each DMA. *findings: the races reported so far.
+ * Returns MIMIC_ERROR_NULL_POINTER. */
+mimicResult mimicDebugGetRaceFindings(uint64_t* findings);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,111 @@
+#include "racecheck.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/device.h"
+#include "sim/device_memory.h"
+#include "sim/simulator.h"
+
+namespace mimic::driver {
+namespace {
+
+// Accesses kept per device: enough for the commands in flight between two synchronisations of
+// a training step; older ones are assumed ordered (a missed race, never a false one).
+constexpr size_t kRecentPerDevice = 4096;
+
+}  // namespace
+
+void RaceChecker::join(Clock& into, const Clock& from) {
+  if (into.size() < from.size()) into.resize(from.size(), 0);
+  for (size_t i = 0; i < from.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+
+RaceChecker::QueueClock& RaceChecker::queue(uint64_t id) {
+  QueueClock& q = queues_[id];
+  if (q.clock.size() <= id) q.clock.resize(id + 1, 0);
+  return q;
+}
+
+void RaceChecker::onCommand(uint64_t queueId, const std::vector<DeviceAccess>& accesses,
+                            const std::string& what, uint64_t correlation) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  QueueClock& q = queue(queueId);
+  join(q.clock, host_);
+  const uint64_t epoch = ++q.clock[queueId];
+  for (const DeviceAccess& a : accesses) {
+    const Prior now{a.low, a.high, a.write, queueId, epoch, correlation, what};
+    for (const Prior& p : recent_[a.device]) {
+      if (p.queue == queueId || p.high <= a.low || a.high <= p.low) continue;
+      if (!p.write && !a.write) continue;
+      const bool ordered = p.queue < q.clock.size() && q.clock[p.queue] >= p.epoch;
+      if (!ordered) report(p, now, a.device);
+    }
+  }
+  for (const DeviceAccess& a : accesses) {
+    std::vector<Prior>& recent = recent_[a.device];
+    recent.push_back({a.low, a.high, a.write, queueId, epoch, correlation, what});
+    if (recent.size() > kRecentPerDevice) {
+      recent.erase(recent.begin(), recent.begin() + (recent.size() - kRecentPerDevice));
+    }
+  }
+}
+
+void RaceChecker::onSubmit(uint64_t queueId, const sim::Completion* completion) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  QueueClock& q = queue(queueId);
+  q.last = completion;
+  q.lastClock = q.clock;
+}
+
+void RaceChecker::onEventRecord(const void* event, uint64_t queueId,
+                                const sim::Completion* completion) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  QueueClock& q = queue(queueId);
+  join(q.clock, host_);
+  events_[event] = {completion, q.clock};
+}
+
+void RaceChecker::onQueueWait(uint64_t queueId, const void* event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = events_.find(event);
+  if (it != events_.end()) join(queue(queueId).clock, it->second.second);
+}
+
+void RaceChecker::onHostWait(const std::vector<std::shared_ptr<sim::Completion>>& completions) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& c : completions) {
+    for (const auto& [id, q] : queues_)
+      if (q.last == c.get()) join(host_, q.lastClock);
+    for (const auto& [event, record] : events_)
+      if (record.first == c.get()) join(host_, record.second);
+  }
+}
+
+void RaceChecker::onFree(int device, uint64_t base, uint64_t size) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<Prior>& recent = recent_[device];
+  recent.erase(std::remove_if(recent.begin(), recent.end(),
+                              [&](const Prior& p) { return p.low < base + size && base < p.high; }),
+               recent.end());
+}
+
+void RaceChecker::report(const Prior& earlier, const Prior& later, int device) {
+  const std::string key = std::to_string(device) + "|" + earlier.what + "|" + later.what + "|" +
+                          std::to_string(earlier.queue) + "|" + std::to_string(later.queue);
+  if (!reported_.insert(key).second) return;
+  ++findings_;
+  const uint64_t low = std::max(earlier.low, later.low);
+  std::fprintf(stderr,
+               "mimic racecheck: %s on queue %llu (correlation %llu) %s bytes that %s on queue "
+               "%llu (correlation %llu) %s, and no event or host wait orders them (a missing "
+               "wait_stream or record_stream?): device %d, %s\n",
+               later.what.c_str(), static_cast<unsigned long long>(later.queue),
+               static_cast<unsigned long long>(later.correlation), later.write ? "writes" : "reads",
+               earlier.what.c_str(), static_cast<unsigned long long>(earlier.queue),
+               static_cast<unsigned long long>(earlier.correlation),
+               earlier.write ? "wrote" : "read", device,
+               sim_.device(device).memory().describe(low).c_str());
+}
+
+}  // namespace mimic::driver
