@@ -30,6 +30,14 @@ mimicResult mimicDebugGetRaceFindings(uint64_t* findings) {
   });
 }
 
+mimicResult mimicDebugNameCorrelation(uint64_t id, const char* name) {
+  return guarded(__func__, [&](Runtime& rt) {
+    requireNotNull(name, "name");
+    rt.racecheck().nameCorrelation(id, name);
+    return MIMIC_SUCCESS;
+  });
+}
+
 mimicResult mimicDebugSetFaults(const char* spec) {
   return guarded(__func__, [&](Runtime& rt) {
     rt.setFaults(FaultPlan::parse(spec ? spec : ""));

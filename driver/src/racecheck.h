@@ -45,6 +45,7 @@ class RaceChecker {
   void onQueueWait(uint64_t queueId, const void* event);
   // The host waited for these commands: what it queues next is ordered after them.
   void onHostWait(const std::vector<std::shared_ptr<sim::Completion>>& completions);
+  void nameCorrelation(uint64_t id, const std::string& name);
   // Freed memory forgets its accesses (mimicMemFree waits for the device first).
   void onFree(int device, uint64_t base, uint64_t size);
 
@@ -64,6 +65,7 @@ class RaceChecker {
   static void join(Clock& into, const Clock& from);
   QueueClock& queue(uint64_t id);
   void report(const Prior& earlier, const Prior& later, int device);
+  std::string issuer(const Prior& access) const;
 
   sim::Simulator& sim_;
   std::atomic<bool> enabled_{false};
@@ -74,6 +76,7 @@ class RaceChecker {
   std::map<const void*, std::pair<const sim::Completion*, Clock>> events_;
   std::map<int, std::vector<Prior>> recent_;  // per device
   std::set<std::string> reported_;
+  std::map<uint64_t, std::string> names_;  // correlation id -> host op, the most recent ones
 };
 
 }  // namespace mimic::driver

@@ -27,6 +27,10 @@ torch.ops.load_library(os.path.join(os.path.dirname(__file__), "libmimic_profile
 
 from . import _chrome, _driver, _table, _timeline, _torch_bridge  # noqa: E402
 
+# Under MIMIC_SANITIZE, the driver's reports name the aten op behind each command.
+if os.environ.get("MIMIC_SANITIZE"):
+    torch.ops.mimic.sanitizer_name_ops()
+
 DEFAULT_CAPACITY = 1 << 20  # records the driver holds between two reads
 
 

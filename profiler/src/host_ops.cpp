@@ -8,11 +8,13 @@
 #include <torch/library.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
 
+#include "mimic/mimic_debug.h"
 #include "mimic/mimic_trace.h"
 #include "torch_backend/src/device_runtime.h"
 
@@ -29,7 +31,7 @@ struct HostOp {
 
 // What a callback keeps between an op's start and its end.
 struct OpContext : at::ObserverContext {
-  size_t index = 0;
+  size_t index = SIZE_MAX;  // in Recorder::ops, when the profiler keeps ops
   uint64_t previousCorrelation = 0;
 };
 
@@ -39,6 +41,8 @@ struct Recorder {
   std::unordered_map<std::thread::id, int64_t> threads;
   std::atomic<int64_t> nextId{1};
   at::CallbackHandle handle = 0;
+  std::atomic<bool> profiling{false};  // keep each op's span for the profiler
+  std::atomic<bool> naming{false};     // tell the driver each op's name (the sanitizer's reports)
 };
 
 Recorder& recorder() {
@@ -64,6 +68,8 @@ std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction& fn) {
   auto context = std::make_unique<OpContext>();
   const int64_t id = r.nextId++;
   mimicTraceSetCorrelationId(uint64_t(id), &context->previousCorrelation);
+  if (r.naming) mimicDebugNameCorrelation(uint64_t(id), fn.name());
+  if (!r.profiling) return context;
   std::lock_guard<std::mutex> lock(r.mutex);
   const auto thread = r.threads.emplace(std::this_thread::get_id(), int64_t(r.threads.size()));
   context->index = r.ops.size();
@@ -80,8 +86,10 @@ void onEnd(const at::RecordFunction&, at::ObserverContext* base) {
   if (context->index < r.ops.size()) r.ops[context->index].endNs = hostNow();
 }
 
-void enable(bool on) {
+// The callback runs while the profiler or the sanitizer's naming wants it.
+void updateCallback() {
   Recorder& r = recorder();
+  const bool on = r.profiling || r.naming;
   if (on && r.handle == 0) {
     r.handle = at::addGlobalCallback(
         at::RecordFunctionCallback(onStart, onEnd)
@@ -92,6 +100,16 @@ void enable(bool on) {
     at::removeCallback(r.handle);
     r.handle = 0;
   }
+}
+
+void enable(bool on) {
+  recorder().profiling = on;
+  updateCallback();
+}
+
+void nameOpsForSanitizer() {
+  recorder().naming = true;
+  updateCallback();
 }
 
 // The finished host ops since the last call: ids, spans and threads as an N x 4 tensor, and
@@ -138,6 +156,7 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
   m.def("profiler_report_to_torch(int start_us, int end_us, str name) -> ()",
         reportToTorchProfiler);
   m.def("profiler_enable(bool on) -> ()", enable);
+  m.def("sanitizer_name_ops() -> ()", nameOpsForSanitizer);
   m.def("profiler_take_host_ops() -> (Tensor, str[])", takeHostOps);
   m.def("stream_queue_id(int stream) -> int", streamQueueId);
 }

@@ -119,6 +119,9 @@ TEST_F(InitTest, EveryCallBeforeInitReturnsNotInitialized) {
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED,
                 mimicDebugInjectFault(nullptr, MIMIC_ERROR_ECC_UNCORRECTABLE));
   EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicDebugSetFaults("oom_at_alloc=1"));
+  uint64_t findings = 0;
+  EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicDebugGetRaceFindings(&findings));
+  EXPECT_RESULT(MIMIC_ERROR_NOT_INITIALIZED, mimicDebugNameCorrelation(1, "aten::add"));
 }
 
 TEST_F(InitTest, NotInitializedIsReportedEvenForNullArguments) {

@@ -139,6 +139,8 @@ TEST(Racecheck, OtherSanitizersAreNotAvailableYet) {
 
 TEST_F(DriverTest, RaceFindingsNeedAPointer) {
   EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicDebugGetRaceFindings(nullptr));
+  EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicDebugNameCorrelation(1, nullptr));
+  ASSERT_OK(mimicDebugNameCorrelation(1, "aten::add"));
   uint64_t findings = 7;
   ASSERT_OK(mimicDebugGetRaceFindings(&findings));
   EXPECT_EQ(findings, 0u);  // racecheck is off

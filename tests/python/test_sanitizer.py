@@ -55,6 +55,7 @@ def test_seeded_stream_bug_is_found(name):
     assert len(findings) == 1, findings
     assert "no event or host wait orders them" in findings[0]
     assert "allocation at" in findings[0]
+    assert findings[0].count("host op aten::") == 2, findings[0]  # both commands' ops
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))

@@ -47,6 +47,10 @@ mimicResult mimicDebugSetFaults(const char* spec);
  * Kernels count the bounding range of each DMA. *findings: the races reported so far.
  * Returns MIMIC_ERROR_NULL_POINTER. */
 mimicResult mimicDebugGetRaceFindings(uint64_t* findings);
+/* Names a correlation id (mimicTraceSetCorrelationId) for the sanitizer's reports, e.g. the
+ * PyTorch op that set it. The most recent 65536 names are kept. Returns
+ * MIMIC_ERROR_NULL_POINTER. */
+mimicResult mimicDebugNameCorrelation(uint64_t id, const char* name);
 
 #ifdef __cplusplus
 }
