@@ -50,6 +50,21 @@ void requireNumel(Call& call, const std::vector<at::Tensor>& tensors, int64_t nu
   }
 }
 
+// gather's outputs and scatter's inputs: on the root, one list of a tensor per rank, each of
+// `numel` elements; elsewhere, nothing.
+void checkRootList(Call& call, const std::vector<std::vector<at::Tensor>>& lists, bool root,
+                   int64_t numel, int size, const std::string& what) {
+  if (!root) {
+    if (!lists.empty() && !lists[0].empty()) {
+      setError(call, what + " must be empty on ranks other than the root");
+    }
+    return;
+  }
+  if (lists.size() != 1) return setError(call, "the root expects one " + what);
+  addTensors(call, lists[0], what, size);
+  requireNumel(call, lists[0], numel, what);
+}
+
 // The all-to-all split sizes in rows: the given ones, or equal parts of dim 0.
 std::vector<int64_t> splitsOf(Call& call, const at::Tensor& t, const std::vector<int64_t>& given,
                               int size, const std::string& what) {
@@ -292,15 +307,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::gather(std::vector<std::vector<at::T
   setRoot(call, opts.rootRank, getSize());
   const bool root = getRank() == opts.rootRank;
   if (call.error.empty()) {
-    if (root) {
-      if (outputs.size() != 1) setError(call, "the root expects one gather_list");
-      if (call.error.empty()) {
-        addTensors(call, outputs[0], "gather_list", getSize());
-        requireNumel(call, outputs[0], inputs[0].numel(), "gather_list");
-      }
-    } else if (!outputs.empty() && !outputs[0].empty()) {
-      setError(call, "gather_list must be empty on ranks other than the root");
-    }
+    checkRootList(call, outputs, root, inputs[0].numel(), getSize(), "gather_list");
     call.numel = inputs[0].numel();
     call.bytes = inputs[0].nbytes() * getSize();
   }
@@ -325,15 +332,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::scatter(std::vector<at::Tensor>& out
   setRoot(call, opts.rootRank, getSize());
   const bool root = getRank() == opts.rootRank;
   if (call.error.empty()) {
-    if (root) {
-      if (inputs.size() != 1) setError(call, "the root expects one scatter_list");
-      if (call.error.empty()) {
-        addTensors(call, inputs[0], "scatter_list", getSize());
-        requireNumel(call, inputs[0], outputs[0].numel(), "scatter_list");
-      }
-    } else if (!inputs.empty() && !inputs[0].empty()) {
-      setError(call, "scatter_list must be empty on ranks other than the root");
-    }
+    checkRootList(call, inputs, root, outputs[0].numel(), getSize(), "scatter_list");
     call.numel = outputs[0].numel();
     call.bytes = outputs[0].nbytes() * getSize();
   }

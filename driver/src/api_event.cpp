@@ -47,6 +47,7 @@ mimicResult mimicEventDestroy(mimicEvent event) {
     if (!event || !rt.removeEvent(event)) {
       fail(MIMIC_ERROR_INVALID_EVENT, "event " + hexAddress(event) + " is not a live event");
     }
+    if (rt.racecheck().enabled()) rt.racecheck().onEventDestroy(event);
     return MIMIC_SUCCESS;
   });
 }
@@ -62,7 +63,7 @@ mimicResult mimicEventRecord(mimicEvent event, mimicQueue queue) {
     auto cmd = std::make_unique<Command>();
     cmd->kind = CommandKind::EventRecord;
     if (rt.racecheck().enabled()) {
-      rt.racecheck().onEventRecord(e.get(), q->id, cmd->completion.get());
+      rt.racecheck().onEventRecord(event, q->id, cmd->completion.get());
     }
     rt.submit(*q, std::move(cmd), e.get());
     return MIMIC_SUCCESS;

@@ -109,13 +109,13 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
                                          std::to_string(device));
     }
     const mimic::sim::SystemConfig& config = rt.config();
-    mimic::exec::Executor executor(config.costs, config.compute.scratchpadBytes,
-                                   rt.sim().device(device).memory());
-    // Workgroups run before this returns, so they can read the caller's arguments in place.
     const bool racecheck = rt.racecheck().enabled();
+    mimic::exec::Executor executor(config.costs, config.compute.scratchpadBytes,
+                                   rt.sim().device(device).memory(), racecheck);
+    // Workgroups run before this returns, so they can read the caller's arguments in place.
     FunctionalResult result =
         executeKernel(executor, function, static_cast<const uint8_t*>(args),
-                      {grid.x, grid.y, grid.z}, config.compute.scratchpadBytes, racecheck);
+                      {grid.x, grid.y, grid.z}, config.compute.scratchpadBytes);
     auto cmd = std::make_unique<mimic::sim::Command>();
     cmd->kind = mimic::sim::CommandKind::Kernel;
     cmd->launch = result.launch;

@@ -70,7 +70,7 @@ mimicResult mimicQueueWaitEvent(mimicQueue queue, mimicEvent event) {
     cmd->kind = CommandKind::EventWait;
     cmd->waitFor = std::move(record);
     rt.submit(*q, std::move(cmd));
-    if (rt.racecheck().enabled()) rt.racecheck().onQueueWait(q->id, e.get());
+    if (rt.racecheck().enabled()) rt.racecheck().onQueueWait(q->id, event);
     return MIMIC_SUCCESS;
   });
 }

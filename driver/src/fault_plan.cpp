@@ -15,8 +15,7 @@ uint64_t parseNumber(const std::string& key, const std::string& text) {
   char* end = nullptr;
   const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
   const auto unit = units.find(end ? std::string(end) : "");
-  if (text.empty() || end == text.c_str() || unit == units.end() || value == 0 ||
-      text[0] == '-') {
+  if (text.empty() || end == text.c_str() || unit == units.end() || value == 0 || text[0] == '-') {
     fail(MIMIC_ERROR_INVALID_VALUE, "fault '" + key + "' needs a positive whole number" +
                                         " (sizes may end in KiB, MiB or GiB), not '" + text + "'");
   }
@@ -27,10 +26,14 @@ uint64_t parseNumber(const std::string& key, const std::string& text) {
 
 FaultPlan FaultPlan::parse(const std::string& spec) {
   const std::map<std::string, uint64_t FaultPlan::*> keys = {
-      {"oom_at_alloc", &FaultPlan::oomAtAlloc},       {"oom_above_bytes", &FaultPlan::oomAboveBytes},
-      {"ecc_at_kernel", &FaultPlan::eccAtKernel},     {"hang_at_kernel", &FaultPlan::hangAtKernel},
-      {"lost_at_kernel", &FaultPlan::lostAtKernel},   {"ecc_at_ns", &FaultPlan::eccAtNs},
-      {"lost_at_ns", &FaultPlan::lostAtNs},           {"die_at_collective", &FaultPlan::dieAtCollective}};
+      {"oom_at_alloc", &FaultPlan::oomAtAlloc},
+      {"oom_above_bytes", &FaultPlan::oomAboveBytes},
+      {"ecc_at_kernel", &FaultPlan::eccAtKernel},
+      {"hang_at_kernel", &FaultPlan::hangAtKernel},
+      {"lost_at_kernel", &FaultPlan::lostAtKernel},
+      {"ecc_at_ns", &FaultPlan::eccAtNs},
+      {"lost_at_ns", &FaultPlan::lostAtNs},
+      {"die_at_collective", &FaultPlan::dieAtCollective}};
   FaultPlan plan;
   std::stringstream items(spec);
   std::string item;
@@ -59,11 +62,6 @@ void FaultInjector::set(const FaultPlan& plan) {
   kernels_ = 0;
 }
 
-FaultPlan FaultInjector::plan() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return plan_;
-}
-
 std::string FaultInjector::allocationFault(uint64_t bytes, uint64_t bytesInUse) {
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t n = ++allocations_;
@@ -72,8 +70,8 @@ std::string FaultInjector::allocationFault(uint64_t bytes, uint64_t bytesInUse) 
   }
   if (plan_.oomAboveBytes && bytesInUse + bytes > plan_.oomAboveBytes) {
     return "injected fault: " + std::to_string(bytes) + " more bytes would take the device to " +
-           std::to_string(bytesInUse + bytes) + ", above oom_above_bytes=" +
-           std::to_string(plan_.oomAboveBytes);
+           std::to_string(bytesInUse + bytes) +
+           ", above oom_above_bytes=" + std::to_string(plan_.oomAboveBytes);
   }
   return "";
 }
@@ -86,7 +84,8 @@ mimicResult FaultInjector::kernelFault(std::string* why) {
     mimicResult code;
     const char* what;
   } faults[] = {
-      {plan_.eccAtKernel, MIMIC_ERROR_ECC_UNCORRECTABLE, "an uncorrectable ECC error (ecc_at_kernel)"},
+      {plan_.eccAtKernel, MIMIC_ERROR_ECC_UNCORRECTABLE,
+       "an uncorrectable ECC error (ecc_at_kernel)"},
       {plan_.hangAtKernel, MIMIC_ERROR_LAUNCH_TIMEOUT,
        "a hang, stopped by the watchdog (hang_at_kernel)"},
       {plan_.lostAtKernel, MIMIC_ERROR_DEVICE_LOST, "the loss of the device (lost_at_kernel)"},

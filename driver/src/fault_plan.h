@@ -30,7 +30,6 @@ struct FaultPlan {
 class FaultInjector {
  public:
   void set(const FaultPlan& plan);
-  FaultPlan plan() const;
   // Why this allocation must fail, or "" (counts the allocation).
   std::string allocationFault(uint64_t bytes, uint64_t bytesInUse);
   // The sticky code this kernel must end with, or MIMIC_SUCCESS (counts the kernel).

@@ -44,8 +44,7 @@ std::vector<exec::HbmAccess> merged(std::vector<exec::HbmAccess> accesses) {
 }  // namespace
 
 FunctionalResult executeKernel(const exec::Executor& executor, const isa::Function& fn,
-                               const uint8_t* args, exec::Dim3 grid, uint64_t scratchpadBytes,
-                               bool collectAccesses) {
+                               const uint8_t* args, exec::Dim3 grid, uint64_t scratchpadBytes) {
   FunctionalResult result;
   result.launch = std::make_shared<sim::KernelLaunch>();
   sim::KernelLaunch& launch = *result.launch;
@@ -66,9 +65,7 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
     }
     for (exec::WorkgroupResult& wg : chunk) {
       launch.counters.add(wg.counters);
-      if (collectAccesses) {
-        result.accesses.insert(result.accesses.end(), wg.accesses.begin(), wg.accesses.end());
-      }
+      result.accesses.insert(result.accesses.end(), wg.accesses.begin(), wg.accesses.end());
       executor.applyAtomics(wg.atomics);
       // Workgroups of one kernel usually do identical work: share the trace.
       if (!launch.workgroups.empty() && *launch.workgroups.back() == wg.trace) {
@@ -83,7 +80,7 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
       }
     }
   }
-  if (collectAccesses) result.accesses = merged(std::move(result.accesses));
+  if (executor.recordsAccesses()) result.accesses = merged(std::move(result.accesses));
   return result;
 }
 

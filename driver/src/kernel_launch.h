@@ -14,11 +14,10 @@ namespace mimic::driver {
 struct FunctionalResult {
   std::shared_ptr<sim::KernelLaunch> launch;
   exec::Fault fault;                      // the first fault, in workgroup order
-  std::vector<exec::HbmAccess> accesses;  // merged ranges, when asked for
+  std::vector<exec::HbmAccess> accesses;  // merged ranges, if the executor records them
 };
 
 FunctionalResult executeKernel(const exec::Executor& executor, const isa::Function& fn,
-                               const uint8_t* args, exec::Dim3 grid, uint64_t scratchpadBytes,
-                               bool collectAccesses = false);
+                               const uint8_t* args, exec::Dim3 grid, uint64_t scratchpadBytes);
 
 }  // namespace mimic::driver

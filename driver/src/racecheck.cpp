@@ -73,6 +73,11 @@ void RaceChecker::onQueueWait(uint64_t queueId, const void* event) {
   if (it != events_.end()) join(queue(queueId).clock, it->second.second);
 }
 
+void RaceChecker::onEventDestroy(const void* event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_.erase(event);
+}
+
 void RaceChecker::onHostWait(const std::vector<std::shared_ptr<sim::Completion>>& completions) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& c : completions) {

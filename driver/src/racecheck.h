@@ -40,9 +40,11 @@ class RaceChecker {
                  const std::string& what, uint64_t correlation);
   // Any command queued: a host wait for it orders the host after the queue up to it.
   void onSubmit(uint64_t queueId, const sim::Completion* completion);
-  // An event record or wait queued on a queue (the record's completion, for host waits).
+  // An event record or wait queued on a queue (the record's completion, for host waits);
+  // events are known by their handles.
   void onEventRecord(const void* event, uint64_t queueId, const sim::Completion* completion);
   void onQueueWait(uint64_t queueId, const void* event);
+  void onEventDestroy(const void* event);
   // The host waited for these commands: what it queues next is ordered after them.
   void onHostWait(const std::vector<std::shared_ptr<sim::Completion>>& completions);
   void nameCorrelation(uint64_t id, const std::string& name);

@@ -4,7 +4,6 @@ see one simulation."""
 import ctypes
 
 MIMIC_SUCCESS = 0
-MIMIC_ERROR_TRACE_ACTIVE = 900
 
 KINDS = ["kernel", "memcpy", "memset", "host_func", "host_task", "event_record", "event_wait",
          "range", "synchronize", "alloc", "free"]

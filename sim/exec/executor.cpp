@@ -10,7 +10,9 @@ void Executor::run(const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3
                    uint8_t* scratchpad, WorkgroupResult& out) const {
   out = WorkgroupResult{};
   out.counters.workgroups = 1;
-  detail::Workgroup(costs_, scratchpadBytes_, memory_, fn, args, grid, id, scratchpad, out).run();
+  detail::Workgroup(costs_, scratchpadBytes_, memory_, fn, args, grid, id, scratchpad, out,
+                    recordAccesses_)
+      .run();
 }
 
 void Executor::applyAtomics(const std::vector<AtomicAdd>& atomics) const {

@@ -37,7 +37,7 @@ struct HbmAccess {
 
 struct WorkgroupResult {
   WorkgroupTrace trace;
-  std::vector<HbmAccess> accesses;  // for the driver's racecheck
+  std::vector<HbmAccess> accesses;  // only if the executor records them
   KernelCounters counters;
   std::vector<AtomicAdd> atomics;
   Fault fault;
@@ -45,8 +45,14 @@ struct WorkgroupResult {
 
 class Executor {
  public:
-  Executor(const CostModel& costs, uint64_t scratchpadBytes, sim::DeviceMemory& memory)
-      : costs_(costs), scratchpadBytes_(scratchpadBytes), memory_(memory) {}
+  // recordAccesses: fill WorkgroupResult::accesses (the driver's racecheck wants them).
+  Executor(const CostModel& costs, uint64_t scratchpadBytes, sim::DeviceMemory& memory,
+           bool recordAccesses = false)
+      : costs_(costs),
+        scratchpadBytes_(scratchpadBytes),
+        memory_(memory),
+        recordAccesses_(recordAccesses) {}
+  bool recordsAccesses() const { return recordAccesses_; }
 
   // `scratchpad` is the caller's buffer of scratchpadBytes; `args` holds fn.argBytes bytes.
   void run(const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3 id, uint8_t* scratchpad,
@@ -59,6 +65,7 @@ class Executor {
   CostModel costs_;
   uint64_t scratchpadBytes_;
   sim::DeviceMemory& memory_;
+  bool recordAccesses_;
 };
 
 }  // namespace mimic::exec

@@ -318,8 +318,10 @@ void Workgroup::dma(const Instr& in) {
         hbm(hbmAddress, hbmExtent.low, hbmExtent.high, static_cast<int>(d.elementBytes),
             load ? "DMA source" : "DMA destination");
     walkDma(d, hbmBase, spBase, load);
-    out_.accesses.push_back({static_cast<uint64_t>(hbmAddress + hbmExtent.low),
-                             static_cast<uint64_t>(hbmAddress + hbmExtent.high), !load});
+    if (recordAccesses_) {
+      out_.accesses.push_back({static_cast<uint64_t>(hbmAddress + hbmExtent.low),
+                               static_cast<uint64_t>(hbmAddress + hbmExtent.high), !load});
+    }
     inFlight_.push_back({token, {spAddress + spExtent.low, spAddress + spExtent.high}, load});
     (load ? out_.counters.bytesRead : out_.counters.bytesWritten) += bytes;
   }

@@ -39,7 +39,7 @@ class Workgroup {
  public:
   Workgroup(const CostModel& costs, uint64_t scratchpadBytes, sim::DeviceMemory& memory,
             const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3 id, uint8_t* scratchpad,
-            WorkgroupResult& out)
+            WorkgroupResult& out, bool recordAccesses)
       : costs_(costs),
         spBytes_(static_cast<int64_t>(scratchpadBytes)),
         memory_(memory),
@@ -48,7 +48,8 @@ class Workgroup {
         grid_(grid),
         id_(id),
         sp_(scratchpad),
-        out_(out) {}
+        out_(out),
+        recordAccesses_(recordAccesses) {}
 
   void run();
 
@@ -86,6 +87,7 @@ class Workgroup {
   Dim3 grid_, id_;
   uint8_t* sp_;
   WorkgroupResult& out_;
+  bool recordAccesses_;
 
   int64_t regs_[isa::kNumScalarRegs] = {};
   DmaDescriptor descriptors_[isa::kNumDescriptors];

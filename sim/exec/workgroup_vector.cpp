@@ -160,8 +160,9 @@ void Workgroup::atomicAdd(const Instr& in) {
   if (n < 0) fault(FaultKind::IllegalAddress, "negative element count");
   const uint8_t* values = operand(s(in.rb), 0, 1, n * e, e, false, "atomic source");
   hbm(s(in.ra), 0, n * e, e, "atomic destination");
-  out_.accesses.push_back(
-      {static_cast<uint64_t>(s(in.ra)), static_cast<uint64_t>(s(in.ra) + n * e), true});
+  if (recordAccesses_)
+    out_.accesses.push_back(
+        {static_cast<uint64_t>(s(in.ra)), static_cast<uint64_t>(s(in.ra) + n * e), true});
   out_.atomics.push_back(
       {static_cast<uint64_t>(s(in.ra)), in.type, std::vector<uint8_t>(values, values + n * e)});
   out_.counters.bytesRead += n * e;

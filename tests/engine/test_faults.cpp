@@ -4,14 +4,9 @@
 
 #include "engine_test.h"
 #include "mimic/mimic_debug.h"
+#include "scale_kernels.h"
 
 namespace {
-
-const char* kEmpty = R"(
-.kernel empty 0
-  exit
-.end
-)";
 
 void launchEmpty(mimicFunction fn, mimicQueue queue = nullptr) {
   ASSERT_OK(mimicLaunchKernel(fn, {1, 1, 1}, nullptr, 0, queue));
@@ -60,7 +55,7 @@ TEST_F(DriverTest, OomAboveAByteLimit) {
 }
 
 TEST_F(DriverTest, KernelFaultsAreStickyUntilReset) {
-  mimicFunction fn = assembleFunction(kEmpty, "empty");
+  mimicFunction fn = assembleFunction(kScaleKernels, "empty");
   const struct {
     const char* spec;
     mimicResult code;
@@ -104,9 +99,7 @@ TEST_F(DriverTest, TimedFaultHitsTheFirstCommandFromThatTime) {
 
 TEST(FaultEnvironment, BadMimicFaultsFailsInit) {
   const std::vector<uint64_t> results = runInChild(
-      [] {
-        return std::vector<uint64_t>{uint64_t(mimicInitWithPreset(0, "tiny", nullptr))};
-      },
+      [] { return std::vector<uint64_t>{uint64_t(mimicInitWithPreset(0, "tiny", nullptr))}; },
       "MIMIC_FAULTS", "ecc_at=5");
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0], uint64_t(MIMIC_ERROR_INVALID_CONFIG_VALUE));

@@ -2,33 +2,9 @@
 #include <cstring>
 
 #include "engine_test.h"
+#include "scale_kernels.h"
 
 namespace {
-
-// Each workgroup scales 256 floats at src + 1 KiB * wg by 2 into the same place of dst.
-const char* kScale = R"(
-.kernel scale2 16
-  arg s1, 0
-  arg s2, 1
-  wgid s3, 0
-  salu.mul s4, s3, #1024
-  salu.add s5, s2, s4
-  salu.add s6, s1, s4
-  li s7, 256
-  li s8, 4
-  dma.desc.f32 d0, 0, s7, s8, s8
-  li s9, 0
-  dma.load s10, s9, s5, d0
-  wait s10
-  vbins.mul.f32 s9, s9, #2.0, s7
-  dma.store s11, s6, s9, d0
-  wait s11
-  exit
-.end
-.kernel empty 0
-  exit
-.end
-)";
 
 struct Buffers {
   explicit Buffers(size_t floats) : host(floats), bytes(floats * sizeof(float)) {
@@ -54,7 +30,7 @@ struct Args {
 };
 
 TEST_F(DriverTest, KernelComputesOnEveryWorkgroup) {
-  mimicFunction fn = assembleFunction(kScale, "scale2");
+  mimicFunction fn = assembleFunction(kScaleKernels, "scale2");
   Buffers buffers(256 * 8);
   Args args{buffers.dst, buffers.src};
   ASSERT_OK(mimicLaunchKernel(fn, {8, 1, 1}, &args, sizeof args, nullptr));
@@ -64,7 +40,7 @@ TEST_F(DriverTest, KernelComputesOnEveryWorkgroup) {
 }
 
 TEST_F(DriverTest, KernelCountersReportTheWork) {
-  mimicFunction fn = assembleFunction(kScale, "scale2");
+  mimicFunction fn = assembleFunction(kScaleKernels, "scale2");
   Buffers buffers(256 * 8);
   Args args{buffers.dst, buffers.src};
   mimicQueue q = newQueue();
@@ -89,7 +65,7 @@ TEST_F(DriverTest, KernelCountersReportTheWork) {
 }
 
 TEST_F(DriverTest, EmptyKernelCompletesAfterTheLaunchLatency) {
-  mimicFunction fn = assembleFunction(kScale, "empty");
+  mimicFunction fn = assembleFunction(kScaleKernels, "empty");
   mimicEvent start = newEvent(), end = newEvent();
   ASSERT_OK(mimicEventRecord(start, nullptr));
   ASSERT_OK(mimicLaunchKernel(fn, {1, 1, 1}, nullptr, 0, nullptr));
@@ -101,7 +77,7 @@ TEST_F(DriverTest, EmptyKernelCompletesAfterTheLaunchLatency) {
 
 TEST_F(DriverTest, ModuleLoadRejectsBadImages) {
   mimicModule m = nullptr;
-  std::vector<uint8_t> image = imageOf(mimic::isa::assemble(kScale));
+  std::vector<uint8_t> image = imageOf(mimic::isa::assemble(kScaleKernels));
   EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicModuleLoad(0, nullptr, 10, &m));
   EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicModuleLoad(0, image.data(), image.size(), nullptr));
   EXPECT_RESULT(MIMIC_ERROR_INVALID_SIZE, mimicModuleLoad(0, image.data(), 0, &m));
@@ -117,7 +93,7 @@ TEST_F(DriverTest, ModuleLoadRejectsBadImages) {
 }
 
 TEST_F(DriverTest, FunctionsAreFoundByName) {
-  std::vector<uint8_t> image = imageOf(mimic::isa::assemble(kScale));
+  std::vector<uint8_t> image = imageOf(mimic::isa::assemble(kScaleKernels));
   mimicModule m = nullptr;
   ASSERT_OK(mimicModuleLoad(0, image.data(), image.size(), &m));
   mimicFunction fn = nullptr;
@@ -134,7 +110,7 @@ TEST_F(DriverTest, FunctionsAreFoundByName) {
 }
 
 TEST_F(DriverTest, LaunchValidatesGridArgumentsAndQueue) {
-  mimicFunction fn = assembleFunction(kScale, "scale2");
+  mimicFunction fn = assembleFunction(kScaleKernels, "scale2");
   Buffers buffers(256);
   Args args{buffers.dst, buffers.src};
   EXPECT_RESULT(MIMIC_ERROR_INVALID_FUNCTION,

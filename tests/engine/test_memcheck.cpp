@@ -4,30 +4,9 @@
 #include <string>
 
 #include "engine_test.h"
+#include "scale_kernels.h"
 
 namespace {
-
-// Each workgroup doubles 256 floats: dst[wg * 256 ...] = 2 * src[wg * 256 ...].
-const char* kScale = R"(
-.kernel scale2 16
-  arg s1, 0
-  arg s2, 1
-  wgid s3, 0
-  salu.mul s4, s3, #1024
-  salu.add s5, s2, s4
-  salu.add s6, s1, s4
-  li s7, 256
-  li s8, 4
-  dma.desc.f32 d0, 0, s7, s8, s8
-  li s9, 0
-  dma.load s10, s9, s5, d0
-  wait s10
-  vbins.mul.f32 s9, s9, #2.0, s7
-  dma.store s11, s6, s9, d0
-  wait s11
-  exit
-.end
-)";
 
 struct Args {
   void* dst;
@@ -43,21 +22,21 @@ std::string hexAddress(const void* pointer) {
 }  // namespace
 
 TEST_F(DriverTest, OutOfBoundsReadNamesTheAllocation) {
-  mimicFunction fn = assembleFunction(kScale, "scale2");
+  mimicFunction fn = assembleFunction(kScaleKernels, "scale2");
   void* src = deviceAlloc(1000);  // one workgroup reads 1024 bytes
   void* dst = deviceAlloc(1024);
   Args args{dst, src};
   ASSERT_OK(mimicLaunchKernel(fn, {1, 1, 1}, &args, sizeof args, nullptr));
   EXPECT_RESULT(MIMIC_ERROR_ILLEGAL_ADDRESS, mimicDeviceSynchronize(0));
   const std::string detail = errorDetail();
-  EXPECT_NE(detail.find("0 bytes past the end of the 1000-byte allocation at " +
-                        hexAddress(src)), std::string::npos)
+  EXPECT_NE(detail.find("0 bytes past the end of the 1000-byte allocation at " + hexAddress(src)),
+            std::string::npos)
       << detail;
   ASSERT_OK(mimicDeviceReset(0));
 }
 
 TEST_F(DriverTest, UseAfterFreeNamesTheFreedAllocation) {
-  mimicFunction fn = assembleFunction(kScale, "scale2");
+  mimicFunction fn = assembleFunction(kScaleKernels, "scale2");
   void* src = deviceAlloc(2048);
   void* keep = deviceAlloc(4096);  // so the freed block is not handed out again at once
   void* dst = deviceAlloc(1024);

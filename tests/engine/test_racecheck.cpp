@@ -7,29 +7,9 @@
 
 #include "engine_test.h"
 #include "mimic/mimic_debug.h"
+#include "scale_kernels.h"
 
 namespace {
-
-const char* kScale = R"(
-.kernel scale2 16
-  arg s1, 0
-  arg s2, 1
-  wgid s3, 0
-  salu.mul s4, s3, #1024
-  salu.add s5, s2, s4
-  salu.add s6, s1, s4
-  li s7, 256
-  li s8, 4
-  dma.desc.f32 d0, 0, s7, s8, s8
-  li s9, 0
-  dma.load s10, s9, s5, d0
-  wait s10
-  vbins.mul.f32 s9, s9, #2.0, s7
-  dma.store s11, s6, s9, d0
-  wait s11
-  exit
-.end
-)";
 
 constexpr size_t kBytes = 1024;
 
@@ -60,7 +40,7 @@ uint64_t findingsOf(const std::function<void(mimicQueue, mimicQueue)>& program) 
 
 // A kernel on queue a writes `out`; then queue b reads it into the host.
 void kernelThenCopy(mimicQueue a, mimicQueue b, bool ordered) {
-  mimicFunction fn = assembleFunction(kScale, "scale2");
+  mimicFunction fn = assembleFunction(kScaleKernels, "scale2");
   void* in = deviceAlloc(kBytes);
   void* out = deviceAlloc(kBytes);
   mimicMemsetAsync(in, 0, kBytes, a);

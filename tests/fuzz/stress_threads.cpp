@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "../engine/scale_kernels.h"
 #include "mimic/mimic.h"
 #include "sim/isa/assembler.h"
 #include "sim/isa/module_image.h"
@@ -19,27 +20,6 @@ namespace {
 constexpr int kThreads = 4;
 constexpr int kRounds = 400;
 constexpr uint32_t kFloats = 1024;  // 4 workgroups of 256
-
-const char* kScale = R"(
-.kernel scale2 16
-  arg s1, 0
-  arg s2, 1
-  wgid s3, 0
-  salu.mul s4, s3, #1024
-  salu.add s5, s2, s4
-  salu.add s6, s1, s4
-  li s7, 256
-  li s8, 4
-  dma.desc.f32 d0, 0, s7, s8, s8
-  li s9, 0
-  dma.load s10, s9, s5, d0
-  wait s10
-  vbins.mul.f32 s9, s9, #2.0, s7
-  dma.store s11, s6, s9, d0
-  wait s11
-  exit
-.end
-)";
 
 std::atomic<int> failures{0};
 
@@ -111,7 +91,7 @@ int main() {
   CHECK(mimicInitWithPreset(0, "tiny", "system.num_devices=3"));
   int devices = 0;
   CHECK(mimicDeviceGetCount(&devices));
-  const std::vector<uint8_t> image = mimic::isa::encodeImage(mimic::isa::assemble(kScale));
+  const std::vector<uint8_t> image = mimic::isa::encodeImage(mimic::isa::assemble(kScaleKernels));
   std::vector<mimicFunction> scale(devices);
   for (int d = 0; d < devices; ++d) {
     mimicModule module = nullptr;
