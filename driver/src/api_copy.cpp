@@ -4,6 +4,7 @@
 // DESIGN.md); the simulation then decides when the copy starts and ends.
 #include <cstring>
 
+#include "call_recorder.h"
 #include "runtime.h"
 #include "sim/device.h"
 
@@ -22,7 +23,13 @@ struct Endpoint {
   uint8_t* bytes = nullptr;  // where the driver reads or writes them
 };
 
-Endpoint resolve(Runtime& rt, const void* pointer, size_t count, const char* argument) {
+// The sanitizer's name for a command reaching `argument` of `call`.
+std::string commandName(const char* call, const char* argument) {
+  return std::string(call) + "'s " + argument;
+}
+
+Endpoint resolve(Runtime& rt, const void* pointer, size_t count, const char* argument,
+                 const char* call) {
   requireNotNull(pointer, argument);
   Endpoint end;
   end.device = rt.deviceOfAddress(pointer);
@@ -37,13 +44,20 @@ Endpoint resolve(Runtime& rt, const void* pointer, size_t count, const char* arg
   mimic::sim::DeviceMemory& memory = rt.sim().device(end.device).memory();
   const uint64_t address = reinterpret_cast<uint64_t>(pointer);
   mimic::sim::Allocation a;
+  const bool write = std::strcmp(argument, "src") != 0;
   if (!memory.find(address, &a)) {
+    rt.memcheck().onInvalidAddress(end.device, address, write ? "writes" : "reads",
+                                   commandName(call, argument), Tracer::correlation());
     fail(MIMIC_ERROR_INVALID_DEVICE_POINTER, std::string(argument) + " " + hexAddress(pointer) +
                                                  " is not inside a live allocation of device " +
                                                  std::to_string(end.device));
   }
   const uint64_t available = a.base + a.size - address;
   if (count > available) {
+    if (rt.memcheck().checking()) {
+      rt.memcheck().onAccesses(end.device, {{address, address + count, write}},
+                               commandName(call, argument), Tracer::correlation());
+    }
     fail(MIMIC_ERROR_OUT_OF_BOUNDS,
          std::string(argument) + " range of " + std::to_string(count) + " bytes at " +
              hexAddress(pointer) + " runs " + std::to_string(count - available) +
@@ -77,7 +91,7 @@ void checkQueueDevice(const QueueState& q, const Endpoint& dst, const Endpoint& 
 // Moves the bytes, then queues the timed transfer. Returns its completion.
 std::shared_ptr<mimic::sim::Completion> enqueueCopy(Runtime& rt, const Endpoint& dst,
                                                     const Endpoint& src, size_t bytes,
-                                                    QueueState& queue) {
+                                                    QueueState& queue, const char* call) {
   if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
   checkQueueDevice(queue, dst, src);
   std::memmove(dst.bytes, src.bytes, bytes);
@@ -94,7 +108,17 @@ std::shared_ptr<mimic::sim::Completion> enqueueCopy(Runtime& rt, const Endpoint&
     std::vector<DeviceAccess> accesses;
     if (src.device >= 0) accesses.push_back({src.device, src.address, src.address + bytes, false});
     if (dst.device >= 0) accesses.push_back({dst.device, dst.address, dst.address + bytes, true});
-    rt.racecheck().onCommand(queue.id, accesses, "a copy", Tracer::correlation());
+    rt.racecheck().onCommand(queue.id, accesses, call, Tracer::correlation());
+  }
+  if (rt.memcheck().checking()) {
+    if (src.device >= 0) {
+      rt.memcheck().onAccesses(src.device, {{src.address, src.address + bytes, false}},
+                               commandName(call, "src"), Tracer::correlation());
+    }
+    if (dst.device >= 0) {
+      rt.memcheck().onAccesses(dst.device, {{dst.address, dst.address + bytes, true}},
+                               commandName(call, "dst"), Tracer::correlation());
+    }
   }
   return rt.submit(queue, std::move(cmd));
 }
@@ -104,27 +128,29 @@ std::shared_ptr<mimic::sim::Completion> enqueueCopy(Runtime& rt, const Endpoint&
 extern "C" {
 
 mimicResult mimicMemcpy(void* dst, const void* src, size_t bytes) {
-  return guarded(__func__, [&](Runtime& rt) {
-    Endpoint to = resolve(rt, dst, bytes, "dst");
-    Endpoint from = resolve(rt, src, bytes, "src");
+  RecordedCall call(CallId::Memcpy, {dst, src, bytes});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
+    Endpoint to = resolve(rt, dst, bytes, "dst", "mimicMemcpy");
+    Endpoint from = resolve(rt, src, bytes, "src", "mimicMemcpy");
     if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
     if (to.device < 0 && from.device < 0) {
       std::memmove(to.bytes, from.bytes, bytes);
       return MIMIC_SUCCESS;
     }
     auto queue = rt.queue(nullptr, homeDevice(to, from));
-    rt.wait({enqueueCopy(rt, to, from, bytes, *queue)});
+    rt.wait({enqueueCopy(rt, to, from, bytes, *queue, "mimicMemcpy")});
     rt.checkSticky(queue->device);
     return MIMIC_SUCCESS;
   });
 }
 
 mimicResult mimicMemcpyAsync(void* dst, const void* src, size_t bytes, mimicQueue queue) {
-  return guarded(__func__, [&](Runtime& rt) {
-    Endpoint to = resolve(rt, dst, bytes, "dst");
-    Endpoint from = resolve(rt, src, bytes, "src");
+  RecordedCall call(CallId::MemcpyAsync, {dst, src, bytes, queue});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
+    Endpoint to = resolve(rt, dst, bytes, "dst", "mimicMemcpyAsync");
+    Endpoint from = resolve(rt, src, bytes, "src", "mimicMemcpyAsync");
     auto q = rt.queue(queue, homeDevice(to, from));
-    auto completion = enqueueCopy(rt, to, from, bytes, *q);
+    auto completion = enqueueCopy(rt, to, from, bytes, *q, "mimicMemcpyAsync");
     if (to.device < 0 && from.device >= 0 && !to.pinned) {
       // Into pageable memory the driver must finish before returning, as real drivers do.
       rt.wait({completion});
@@ -136,11 +162,12 @@ mimicResult mimicMemcpyAsync(void* dst, const void* src, size_t bytes, mimicQueu
 
 mimicResult mimicMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice,
                                  size_t bytes, mimicQueue queue) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::MemcpyPeerAsync, {dst, dstDevice, src, srcDevice, bytes, queue});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     rt.checkDevice(dstDevice, "dstDevice");
     rt.checkDevice(srcDevice, "srcDevice");
-    Endpoint to = resolve(rt, dst, bytes, "dst");
-    Endpoint from = resolve(rt, src, bytes, "src");
+    Endpoint to = resolve(rt, dst, bytes, "dst", "mimicMemcpyPeerAsync");
+    Endpoint from = resolve(rt, src, bytes, "src", "mimicMemcpyPeerAsync");
     if (to.device != dstDevice) {
       fail(MIMIC_ERROR_WRONG_DEVICE,
            "dst " + hexAddress(dst) + " is not on device " + std::to_string(dstDevice));
@@ -150,14 +177,15 @@ mimicResult mimicMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int 
            "src " + hexAddress(src) + " is not on device " + std::to_string(srcDevice));
     }
     auto q = rt.queue(queue, dstDevice);
-    enqueueCopy(rt, to, from, bytes, *q);
+    enqueueCopy(rt, to, from, bytes, *q, "mimicMemcpyPeerAsync");
     return MIMIC_SUCCESS;
   });
 }
 
 mimicResult mimicMemsetAsync(void* dptr, int value, size_t bytes, mimicQueue queue) {
-  return guarded(__func__, [&](Runtime& rt) {
-    Endpoint target = resolve(rt, dptr, bytes, "dptr");
+  RecordedCall call(CallId::MemsetAsync, {dptr, value, bytes, queue});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
+    Endpoint target = resolve(rt, dptr, bytes, "dptr", "mimicMemsetAsync");
     if (target.device < 0) {
       fail(MIMIC_ERROR_INVALID_DEVICE_POINTER,
            "dptr " + hexAddress(dptr) + " is host memory, not a device pointer");
@@ -180,7 +208,11 @@ mimicResult mimicMemsetAsync(void* dptr, int value, size_t bytes, mimicQueue que
     if (rt.racecheck().enabled()) {
       rt.racecheck().onCommand(q->id,
                                {{target.device, target.address, target.address + bytes, true}},
-                               "a fill", Tracer::correlation());
+                               "mimicMemsetAsync", Tracer::correlation());
+    }
+    if (rt.memcheck().checking()) {
+      rt.memcheck().onAccesses(target.device, {{target.address, target.address + bytes, true}},
+                               "mimicMemsetAsync", Tracer::correlation());
     }
     rt.submit(*q, std::move(cmd));
     return MIMIC_SUCCESS;
@@ -191,10 +223,13 @@ mimicResult mimicMemGetHostView(const void* dptr, size_t bytes, void** view) {
   return guarded(__func__, [&](Runtime& rt) {
     requireNotNull(view, "view");
     if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
-    const Endpoint end = resolve(rt, dptr, bytes, "dptr");
+    const Endpoint end = resolve(rt, dptr, bytes, "dptr", "mimicMemGetHostView");
     if (end.device < 0) {
       fail(MIMIC_ERROR_INVALID_DEVICE_POINTER,
            "dptr " + hexAddress(dptr) + " is host memory, not a device allocation");
+    }
+    if (rt.memcheck().tracking()) {
+      rt.memcheck().onHostView(end.device, end.address, end.address + bytes);
     }
     *view = end.bytes;
     return MIMIC_SUCCESS;

@@ -1,6 +1,7 @@
 // mimicInit*, mimicDevice*, mimicGetSimTime.
 #include <cstring>
 
+#include "call_recorder.h"
 #include "runtime.h"
 #include "sim/device.h"
 
@@ -80,7 +81,8 @@ mimicResult mimicDeviceGetProperties(int device, mimicDeviceProperties* props) {
 }
 
 mimicResult mimicDeviceSynchronize(int device) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::DeviceSynchronize, {device});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     rt.checkDevice(device);
     rt.waitForDevice(device);
     rt.checkSticky(device);
@@ -89,7 +91,8 @@ mimicResult mimicDeviceSynchronize(int device) {
 }
 
 mimicResult mimicDeviceReset(int device) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::DeviceReset, {device});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     rt.checkDeviceIndex(device);
     rt.resetDevice(device);
     return MIMIC_SUCCESS;
@@ -97,7 +100,8 @@ mimicResult mimicDeviceReset(int device) {
 }
 
 mimicResult mimicGetSimTime(uint64_t* simNs) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::GetSimTime, {simNs});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(simNs, "simNs");
     *simNs = rt.sim().hostTime();
     return MIMIC_SUCCESS;

@@ -1,4 +1,5 @@
 // mimicEvent*.
+#include "call_recorder.h"
 #include "runtime.h"
 
 using namespace mimic::driver;
@@ -31,7 +32,8 @@ std::shared_ptr<Completion> timedRecord(Runtime& rt, mimicEvent handle, const ch
 extern "C" {
 
 mimicResult mimicEventCreate(int device, unsigned flags, mimicEvent* event) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::EventCreate, {device, flags, event});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(event, "event");
     rt.checkDevice(device);
     if (flags & ~MIMIC_EVENT_DISABLE_TIMING) {
@@ -43,7 +45,8 @@ mimicResult mimicEventCreate(int device, unsigned flags, mimicEvent* event) {
 }
 
 mimicResult mimicEventDestroy(mimicEvent event) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::EventDestroy, {event});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     if (!event || !rt.removeEvent(event)) {
       fail(MIMIC_ERROR_INVALID_EVENT, "event " + hexAddress(event) + " is not a live event");
     }
@@ -53,7 +56,8 @@ mimicResult mimicEventDestroy(mimicEvent event) {
 }
 
 mimicResult mimicEventRecord(mimicEvent event, mimicQueue queue) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::EventRecord, {event, queue});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     auto e = rt.event(event);
     auto q = rt.queue(queue, e->device);
     if (q->device != e->device) {
@@ -71,7 +75,8 @@ mimicResult mimicEventRecord(mimicEvent event, mimicQueue queue) {
 }
 
 mimicResult mimicEventQuery(mimicEvent event) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::EventQuery, {event});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     auto e = rt.event(event);
     auto record = recordOf(rt, *e, event);
     rt.poll();
@@ -81,7 +86,8 @@ mimicResult mimicEventQuery(mimicEvent event) {
 }
 
 mimicResult mimicEventSynchronize(mimicEvent event) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::EventSynchronize, {event});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     auto e = rt.event(event);
     rt.wait({recordOf(rt, *e, event)});
     rt.checkSticky(e->device);
@@ -90,7 +96,8 @@ mimicResult mimicEventSynchronize(mimicEvent event) {
 }
 
 mimicResult mimicEventElapsedTime(float* ms, mimicEvent start, mimicEvent end) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::EventElapsedTime, {ms, start, end});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(ms, "ms");
     auto first = timedRecord(rt, start, "start");
     auto second = timedRecord(rt, end, "end");
@@ -103,7 +110,8 @@ mimicResult mimicEventElapsedTime(float* ms, mimicEvent start, mimicEvent end) {
 }
 
 mimicResult mimicEventGetTimestamp(mimicEvent event, uint64_t* simNs) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::EventGetTimestamp, {event, simNs});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(simNs, "simNs");
     auto record = timedRecord(rt, event, "event");
     rt.poll();

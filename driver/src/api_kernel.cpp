@@ -1,6 +1,7 @@
 // mimicModule*, mimicLaunchKernel, mimicQueueGetKernelCounters.
 #include <cstring>
 
+#include "call_recorder.h"
 #include "kernel_launch.h"
 #include "runtime.h"
 #include "sim/device.h"
@@ -36,7 +37,8 @@ mimicResult faultResult(FaultKind kind) {
 extern "C" {
 
 mimicResult mimicModuleLoad(int device, const void* image, size_t bytes, mimicModule* module) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::ModuleLoad, {device, image, bytes, module});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(image, "image");
     requireNotNull(module, "module");
     rt.checkDevice(device);
@@ -57,7 +59,8 @@ mimicResult mimicModuleLoad(int device, const void* image, size_t bytes, mimicMo
 }
 
 mimicResult mimicModuleUnload(mimicModule module) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::ModuleUnload, {module});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     if (!module || !rt.removeModule(module)) {
       fail(MIMIC_ERROR_INVALID_MODULE, "module " + hexAddress(module) + " is not loaded");
     }
@@ -66,7 +69,8 @@ mimicResult mimicModuleUnload(mimicModule module) {
 }
 
 mimicResult mimicModuleGetFunction(mimicModule module, const char* name, mimicFunction* fn) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::ModuleGetFunction, {module, name, fn});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(name, "name");
     requireNotNull(fn, "fn");
     if (!module) fail(MIMIC_ERROR_INVALID_MODULE, "module is NULL");
@@ -85,7 +89,8 @@ mimicResult mimicModuleGetFunction(mimicModule module, const char* name, mimicFu
 
 mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args, size_t argBytes,
                               mimicQueue queue) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::LaunchKernel, {fn, grid.x, grid.y, grid.z, args, argBytes, queue});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     if (!fn) fail(MIMIC_ERROR_INVALID_FUNCTION, "fn is NULL");
     auto f = rt.function(fn);
     const mimic::isa::Function& function = f->function();
@@ -110,8 +115,9 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
     }
     const mimic::sim::SystemConfig& config = rt.config();
     const bool racecheck = rt.racecheck().enabled();
+    const bool memcheck = rt.memcheck().checking();
     mimic::exec::Executor executor(config.costs, config.compute.scratchpadBytes,
-                                   rt.sim().device(device).memory(), racecheck);
+                                   rt.sim().device(device).memory(), racecheck || memcheck);
     // Workgroups run before this returns, so they can read the caller's arguments in place.
     FunctionalResult result =
         executeKernel(executor, function, static_cast<const uint8_t*>(args),
@@ -128,12 +134,23 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
       cmd->faultCode = injectedCode;
       rt.noteKernelFault(device, injected);
     }
+    const std::string what = "kernel '" + function.name + "'";
+    if (memcheck) {
+      std::vector<Access> accesses;
+      accesses.reserve(result.accesses.size());
+      for (const mimic::exec::HbmAccess& a : result.accesses)
+        accesses.push_back({a.low, a.high, a.write});
+      rt.memcheck().onAccesses(device, accesses, what, Tracer::correlation());
+      if (result.fault.kind == FaultKind::IllegalAddress && result.fault.address != 0) {
+        rt.memcheck().onInvalidAddress(device, result.fault.address, "accesses", what,
+                                       Tracer::correlation());
+      }
+    }
     if (racecheck) {
       std::vector<DeviceAccess> accesses;
-      for (const mimic::exec::HbmAccess& a : result.accesses)
+      for (const mimic::exec::HbmAccess& a : mergedAccesses(std::move(result.accesses)))
         accesses.push_back({device, a.low, a.high, a.write});
-      rt.racecheck().onCommand(q->id, accesses, "kernel '" + function.name + "'",
-                               Tracer::correlation());
+      rt.racecheck().onCommand(q->id, accesses, what, Tracer::correlation());
     }
     rt.submitKernel(*q, std::move(cmd), function.name, grid);
     return MIMIC_SUCCESS;
@@ -141,7 +158,8 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
 }
 
 mimicResult mimicQueueGetKernelCounters(mimicQueue queue, mimicKernelCounters* counters) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::QueueGetKernelCounters, {queue, counters});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(counters, "counters");
     auto q = rt.queue(queue, 0);
     std::shared_ptr<mimic::sim::KernelLaunch> launch;

@@ -1,6 +1,7 @@
 // mimicMem*, mimicHost*, mimicPointerGetAttributes.
 #include <sys/mman.h>
 
+#include "call_recorder.h"
 #include "runtime.h"
 #include "sim/device.h"
 
@@ -9,7 +10,8 @@ using namespace mimic::driver;
 extern "C" {
 
 mimicResult mimicMemAlloc(int device, size_t bytes, void** dptr) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::MemAlloc, {device, bytes, dptr});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(dptr, "dptr");
     rt.checkDevice(device);
     mimic::sim::DeviceMemory& memory = rt.sim().device(device).memory();
@@ -28,13 +30,15 @@ mimicResult mimicMemAlloc(int device, size_t bytes, void** dptr) {
                " bytes free, largest free block " + std::to_string(memory.largestFreeBlock()));
     }
     *dptr = reinterpret_cast<void*>(address);
+    rt.memcheck().onAlloc(device, address, bytes);
     rt.traceHostActivity(MIMIC_ACTIVITY_ALLOC, device, bytes);
     return MIMIC_SUCCESS;
   });
 }
 
 mimicResult mimicMemFree(void* dptr) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::MemFree, {dptr});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(dptr, "dptr");
     int device = rt.deviceOfAddress(dptr);
     if (device < 0) {
@@ -52,8 +56,10 @@ mimicResult mimicMemFree(void* dptr) {
         rt.traceHostActivity(MIMIC_ACTIVITY_FREE, device, allocation.size);
         if (rt.racecheck().enabled())
           rt.racecheck().onFree(device, allocation.base, allocation.size);
+        rt.memcheck().onFree(device, allocation.base);
         break;
       case FreeResult::AlreadyFreed:
+        rt.memcheck().onDoubleFree(device, reinterpret_cast<uint64_t>(dptr), "mimicMemFree");
         fail(MIMIC_ERROR_DOUBLE_FREE, hexAddress(dptr) + " was already freed");
       case FreeResult::NotAnAllocation:
         fail(MIMIC_ERROR_INVALID_DEVICE_POINTER,
@@ -77,7 +83,8 @@ mimicResult mimicMemGetInfo(int device, size_t* freeBytes, size_t* totalBytes) {
 }
 
 mimicResult mimicHostAlloc(size_t bytes, void** hptr) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::HostAlloc, {bytes, hptr});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(hptr, "hptr");
     if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -92,7 +99,8 @@ mimicResult mimicHostAlloc(size_t bytes, void** hptr) {
 }
 
 mimicResult mimicHostFree(void* hptr) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::HostFree, {hptr});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(hptr, "hptr");
     size_t bytes = 0;
     if (!rt.removePinned(hptr, &bytes)) {

@@ -1,4 +1,5 @@
 // mimicQueue*, mimicLaunchHostFunc.
+#include "call_recorder.h"
 #include "runtime.h"
 
 using namespace mimic::driver;
@@ -15,7 +16,8 @@ constexpr int kDefaultQueueDevice = 0;
 extern "C" {
 
 mimicResult mimicQueueCreate(int device, unsigned flags, int priority, mimicQueue* queue) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::QueueCreate, {device, flags, priority, queue});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(queue, "queue");
     rt.checkDevice(device);
     if (flags != 0) fail(MIMIC_ERROR_INVALID_FLAGS, "flags must be 0");
@@ -31,7 +33,8 @@ mimicResult mimicQueueCreate(int device, unsigned flags, int priority, mimicQueu
 }
 
 mimicResult mimicQueueDestroy(mimicQueue queue) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::QueueDestroy, {queue});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     if (!queue) fail(MIMIC_ERROR_INVALID_QUEUE, "the default queue cannot be destroyed");
     if (!rt.removeQueue(queue)) {
       fail(MIMIC_ERROR_INVALID_QUEUE, "queue " + hexAddress(queue) + " is not a live queue");
@@ -41,7 +44,8 @@ mimicResult mimicQueueDestroy(mimicQueue queue) {
 }
 
 mimicResult mimicQueueQuery(mimicQueue queue) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::QueueQuery, {queue});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     auto q = rt.queue(queue, kDefaultQueueDevice);
     rt.poll();
     rt.checkSticky(q->device);
@@ -50,7 +54,8 @@ mimicResult mimicQueueQuery(mimicQueue queue) {
 }
 
 mimicResult mimicQueueSynchronize(mimicQueue queue) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::QueueSynchronize, {queue});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     auto q = rt.queue(queue, kDefaultQueueDevice);
     if (auto last = rt.snapshot(q->last)) rt.wait({last});
     rt.checkSticky(q->device);
@@ -59,7 +64,8 @@ mimicResult mimicQueueSynchronize(mimicQueue queue) {
 }
 
 mimicResult mimicQueueWaitEvent(mimicQueue queue, mimicEvent event) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::QueueWaitEvent, {queue, event});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     auto e = rt.event(event);
     auto q = rt.queue(queue, kDefaultQueueDevice);
     auto record = rt.snapshot(e->record);
@@ -76,7 +82,8 @@ mimicResult mimicQueueWaitEvent(mimicQueue queue, mimicEvent event) {
 }
 
 mimicResult mimicLaunchHostFunc(mimicQueue queue, void (*fn)(void*), void* userData) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::LaunchHostFunc, {queue, fn != nullptr});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(reinterpret_cast<const void*>(fn), "fn");
     auto q = rt.queue(queue, kDefaultQueueDevice);
     auto cmd = std::make_unique<Command>();
@@ -89,7 +96,9 @@ mimicResult mimicLaunchHostFunc(mimicQueue queue, void (*fn)(void*), void* userD
 }
 
 mimicResult mimicLaunchHostTask(mimicQueue queue, uint64_t (*fn)(void*, uint64_t), void* userData) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::LaunchHostTask, {queue, fn != nullptr});
+  call.wrapHostTask(&fn, &userData);
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(reinterpret_cast<const void*>(fn), "fn");
     auto q = rt.queue(queue, kDefaultQueueDevice);
     auto cmd = std::make_unique<Command>();

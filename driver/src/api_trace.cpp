@@ -1,6 +1,7 @@
 // mimicTrace*, mimicQueueGetId, mimicQueueBeginRange, mimicQueueEndRange.
 #include <cstring>
 
+#include "call_recorder.h"
 #include "mimic/mimic_trace.h"
 #include "runtime.h"
 
@@ -71,7 +72,8 @@ mimicResult mimicQueueGetId(mimicQueue queue, int device, uint64_t* id) {
 }
 
 mimicResult mimicQueueBeginRange(mimicQueue queue, int device, const char* name) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::QueueBeginRange, {queue, device, name});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     requireNotNull(name, "name");
     if (!queue) rt.checkDeviceIndex(device);
     auto q = rt.queue(queue, device);
@@ -84,7 +86,8 @@ mimicResult mimicQueueBeginRange(mimicQueue queue, int device, const char* name)
 }
 
 mimicResult mimicQueueEndRange(mimicQueue queue, int device) {
-  return guarded(__func__, [&](Runtime& rt) {
+  RecordedCall call(CallId::QueueEndRange, {queue, device});
+  return call.result = guarded(__func__, [&](Runtime& rt) {
     if (!queue) rt.checkDeviceIndex(device);
     auto q = rt.queue(queue, device);
     std::pair<std::string, std::shared_ptr<mimic::sim::Completion>> range;

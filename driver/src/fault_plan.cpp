@@ -1,5 +1,6 @@
 #include "fault_plan.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -22,9 +23,45 @@ uint64_t parseNumber(const std::string& key, const std::string& text) {
   return uint64_t(value) * unit->second;
 }
 
+// A cap keeps the slowest link's transfer times far inside 64-bit nanoseconds.
+constexpr double kMaxSlowLinkFactor = 1000;
+
+double parseSlowLinkFactor(const std::string& key, const std::string& text) {
+  char* end = nullptr;
+  const double factor = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(factor > 1 && factor <= kMaxSlowLinkFactor)) {
+    fail(MIMIC_ERROR_INVALID_VALUE, "fault '" + key + "' needs a number above 1 and at most " +
+                                        std::to_string(int(kMaxSlowLinkFactor)) +
+                                        " (the slow-down), not '" + text + "'");
+  }
+  return factor;
+}
+
+// "A-B": two different devices of the system.
+void parseDevicePair(const std::string& key, const std::string& text, int numDevices,
+                     FaultPlan& plan) {
+  const auto device = [&](const std::string& part) {
+    char* end = nullptr;
+    const long value = std::strtol(part.c_str(), &end, 10);
+    const bool whole =
+        !part.empty() && std::isdigit(static_cast<unsigned char>(part[0])) && *end == '\0';
+    return whole && value < numDevices ? int(value) : -1;
+  };
+  const size_t dash = text.find('-');
+  const int a = dash == std::string::npos ? -1 : device(text.substr(0, dash));
+  const int b = dash == std::string::npos ? -1 : device(text.substr(dash + 1));
+  if (a < 0 || b < 0 || a == b) {
+    fail(MIMIC_ERROR_INVALID_VALUE,
+         "fault '" + key + "' needs two different devices A-B, each below " +
+             std::to_string(numDevices) + " (the number of devices), not '" + text + "'");
+  }
+  plan.slowLinkDeviceA = a;
+  plan.slowLinkDeviceB = b;
+}
+
 }  // namespace
 
-FaultPlan FaultPlan::parse(const std::string& spec) {
+FaultPlan FaultPlan::parse(const std::string& spec, int numDevices) {
   const std::map<std::string, uint64_t FaultPlan::*> keys = {
       {"oom_at_alloc", &FaultPlan::oomAtAlloc},
       {"oom_above_bytes", &FaultPlan::oomAboveBytes},
@@ -34,6 +71,7 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
       {"ecc_at_ns", &FaultPlan::eccAtNs},
       {"lost_at_ns", &FaultPlan::lostAtNs},
       {"die_at_collective", &FaultPlan::dieAtCollective}};
+  const std::string slowLink = "slow_link", slowLinkBetween = "slow_link_between";
   FaultPlan plan;
   std::stringstream items(spec);
   std::string item;
@@ -42,15 +80,27 @@ FaultPlan FaultPlan::parse(const std::string& spec) {
     const size_t equals = item.find('=');
     const std::string key = item.substr(0, equals);
     const auto field = keys.find(key);
-    if (field == keys.end()) {
+    if (field == keys.end() && key != slowLink && key != slowLinkBetween) {
       std::string known;
       for (const auto& [name, member] : keys) known += (known.empty() ? "" : ", ") + name;
-      fail(MIMIC_ERROR_INVALID_VALUE, "unknown fault '" + key + "' (known: " + known + ")");
+      fail(MIMIC_ERROR_INVALID_VALUE, "unknown fault '" + key + "' (known: " + known + ", " +
+                                          slowLink + ", " + slowLinkBetween + ")");
     }
     if (equals == std::string::npos) {
       fail(MIMIC_ERROR_INVALID_VALUE, "fault '" + key + "' needs a value: " + key + "=N");
     }
-    plan.*(field->second) = parseNumber(key, item.substr(equals + 1));
+    const std::string value = item.substr(equals + 1);
+    if (key == slowLink) {
+      plan.slowLinkFactor = parseSlowLinkFactor(key, value);
+    } else if (key == slowLinkBetween) {
+      parseDevicePair(key, value, numDevices, plan);
+    } else {
+      plan.*(field->second) = parseNumber(key, value);
+    }
+  }
+  if (plan.slowLinkDeviceA >= 0 && plan.slowLinkFactor == 1) {
+    fail(MIMIC_ERROR_INVALID_VALUE,
+         "fault '" + slowLinkBetween + "' needs '" + slowLink + "=F' (how much slower)");
   }
   return plan;
 }
@@ -74,6 +124,11 @@ std::string FaultInjector::allocationFault(uint64_t bytes, uint64_t bytesInUse) 
            ", above oom_above_bytes=" + std::to_string(plan_.oomAboveBytes);
   }
   return "";
+}
+
+double FaultInjector::slowLinkFactor() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plan_.slowLinkFactor;
 }
 
 mimicResult FaultInjector::kernelFault(std::string* why) {

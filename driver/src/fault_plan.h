@@ -21,10 +21,13 @@ struct FaultPlan {
   uint64_t eccAtNs = 0;        // every device fails at the first command from this time on
   uint64_t lostAtNs = 0;
   uint64_t dieAtCollective = 0;  // read by the c10d backend: the process exits there
+  double slowLinkFactor = 1;     // device links run at 1/factor of their bandwidth
+  int slowLinkDeviceA = -1;      // only the links between these two devices; -1: every link
+  int slowLinkDeviceB = -1;
 
   // "key=value,key=value"; sizes take KiB/MiB/GiB. Throws ApiError (MIMIC_ERROR_INVALID_VALUE)
-  // naming an unknown key or a bad value.
-  static FaultPlan parse(const std::string& spec);
+  // naming an unknown key or a bad value (slow_link_between must name two of numDevices).
+  static FaultPlan parse(const std::string& spec, int numDevices);
 };
 
 class FaultInjector {
@@ -34,6 +37,8 @@ class FaultInjector {
   std::string allocationFault(uint64_t bytes, uint64_t bytesInUse);
   // The sticky code this kernel must end with, or MIMIC_SUCCESS (counts the kernel).
   mimicResult kernelFault(std::string* why);
+  // The plan's slow_link factor (1: none), which the c10d backend's time model applies.
+  double slowLinkFactor() const;
 
  private:
   mutable std::mutex mutex_;

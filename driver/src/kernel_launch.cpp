@@ -25,22 +25,6 @@ exec::Dim3 workgroupId(uint64_t index, exec::Dim3 grid) {
           static_cast<uint32_t>(index / grid.x / grid.y)};
 }
 
-// Sorts and merges ranges that overlap or touch and have the same direction.
-std::vector<exec::HbmAccess> merged(std::vector<exec::HbmAccess> accesses) {
-  std::sort(accesses.begin(), accesses.end(), [](const auto& a, const auto& b) {
-    return a.write != b.write ? a.write < b.write : a.low < b.low;
-  });
-  std::vector<exec::HbmAccess> out;
-  for (const exec::HbmAccess& a : accesses) {
-    if (!out.empty() && out.back().write == a.write && a.low <= out.back().high) {
-      out.back().high = std::max(out.back().high, a.high);
-    } else {
-      out.push_back(a);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 FunctionalResult executeKernel(const exec::Executor& executor, const isa::Function& fn,
@@ -80,8 +64,23 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
       }
     }
   }
-  if (executor.recordsAccesses()) result.accesses = merged(std::move(result.accesses));
   return result;
 }
+
+std::vector<exec::HbmAccess> mergedAccesses(std::vector<exec::HbmAccess> accesses) {
+  std::sort(accesses.begin(), accesses.end(), [](const auto& a, const auto& b) {
+    return a.write != b.write ? a.write < b.write : a.low < b.low;
+  });
+  std::vector<exec::HbmAccess> out;
+  for (const exec::HbmAccess& a : accesses) {
+    if (!out.empty() && out.back().write == a.write && a.low <= out.back().high) {
+      out.back().high = std::max(out.back().high, a.high);
+    } else {
+      out.push_back(a);
+    }
+  }
+  return out;
+}
+
 
 }  // namespace mimic::driver

@@ -14,10 +14,13 @@ namespace mimic::driver {
 struct FunctionalResult {
   std::shared_ptr<sim::KernelLaunch> launch;
   exec::Fault fault;                      // the first fault, in workgroup order
-  std::vector<exec::HbmAccess> accesses;  // merged ranges, if the executor records them
+  std::vector<exec::HbmAccess> accesses;  // in workgroup and program order, if recorded
 };
 
 FunctionalResult executeKernel(const exec::Executor& executor, const isa::Function& fn,
                                const uint8_t* args, exec::Dim3 grid, uint64_t scratchpadBytes);
+
+// Sorts and merges ranges that overlap or touch and have the same direction.
+std::vector<exec::HbmAccess> mergedAccesses(std::vector<exec::HbmAccess> accesses);
 
 }  // namespace mimic::driver

@@ -1,7 +1,6 @@
 #include "racecheck.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "sim/device.h"
 #include "sim/device_memory.h"
@@ -13,7 +12,6 @@ namespace {
 // Accesses kept per device: enough for the commands in flight between two synchronisations of
 // a training step; older ones are assumed ordered (a missed race, never a false one).
 constexpr size_t kRecentPerDevice = 4096;
-constexpr size_t kNames = 65536;
 
 }  // namespace
 
@@ -96,33 +94,23 @@ void RaceChecker::onFree(int device, uint64_t base, uint64_t size) {
                recent.end());
 }
 
-void RaceChecker::nameCorrelation(uint64_t id, const std::string& name) {
-  if (!enabled()) return;
-  std::lock_guard<std::mutex> lock(mutex_);
-  names_[id] = name;
-  if (names_.size() > kNames) names_.erase(names_.begin());  // ids grow: the oldest goes
-}
-
 std::string RaceChecker::issuer(const Prior& access) const {
-  const auto name = names_.find(access.correlation);
-  std::string text = "queue " + std::to_string(access.queue) + ", correlation " +
-                     std::to_string(access.correlation);
-  if (name != names_.end()) text += ", host op " + name->second;
-  return text;
+  return "queue " + std::to_string(access.queue) + ", correlation " +
+         std::to_string(access.correlation) + sanitizer_.hostOp(access.correlation);
 }
 
 void RaceChecker::report(const Prior& earlier, const Prior& later, int device) {
   const std::string key = std::to_string(device) + "|" + earlier.what + "|" + later.what + "|" +
                           std::to_string(earlier.queue) + "|" + std::to_string(later.queue);
-  if (!reported_.insert(key).second) return;
-  ++findings_;
   const uint64_t low = std::max(earlier.low, later.low);
-  std::fprintf(stderr,
-               "mimic racecheck: %s (%s) %s bytes that %s (%s) %s, and no event or host wait "
-               "orders them (a missing wait_stream or record_stream?): device %d, %s\n",
-               later.what.c_str(), issuer(later).c_str(), later.write ? "writes" : "reads",
-               earlier.what.c_str(), issuer(earlier).c_str(), earlier.write ? "wrote" : "read",
-               device, sim_.device(device).memory().describe(low).c_str());
+  sanitizer_.report(FindingKind::Race, key,
+                    later.what + " (" + issuer(later) + ") " + (later.write ? "writes" : "reads") +
+                        " bytes that " + earlier.what + " (" + issuer(earlier) + ") " +
+                        (earlier.write ? "wrote" : "read") +
+                        ", and no event or host wait orders them (a missing wait_stream or "
+                        "record_stream?): device " +
+                        std::to_string(device) + ", " +
+                        sim_.device(device).memory().describe(low));
 }
 
 }  // namespace mimic::driver

@@ -4,15 +4,14 @@
 // found whether or not the simulated timing happened to order the two commands.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
+#include "sanitizer.h"
 #include "sim/command.h"
 
 namespace mimic::sim {
@@ -30,10 +29,8 @@ struct DeviceAccess {
 
 class RaceChecker {
  public:
-  explicit RaceChecker(sim::Simulator& sim) : sim_(sim) {}
-  bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
-  void enable() { enabled_ = true; }
-  uint64_t findings() const { return findings_.load(); }
+  RaceChecker(sim::Simulator& sim, Sanitizer& sanitizer) : sim_(sim), sanitizer_(sanitizer) {}
+  bool enabled() const { return sanitizer_.on(MIMIC_SANITIZE_RACECHECK); }
 
   // A command about to be queued on queue `queueId`; `what` names it in reports.
   void onCommand(uint64_t queueId, const std::vector<DeviceAccess>& accesses,
@@ -47,7 +44,6 @@ class RaceChecker {
   void onEventDestroy(const void* event);
   // The host waited for these commands: what it queues next is ordered after them.
   void onHostWait(const std::vector<std::shared_ptr<sim::Completion>>& completions);
-  void nameCorrelation(uint64_t id, const std::string& name);
   // Freed memory forgets its accesses (mimicMemFree waits for the device first).
   void onFree(int device, uint64_t base, uint64_t size);
 
@@ -70,15 +66,12 @@ class RaceChecker {
   std::string issuer(const Prior& access) const;
 
   sim::Simulator& sim_;
-  std::atomic<bool> enabled_{false};
-  std::atomic<uint64_t> findings_{0};
+  Sanitizer& sanitizer_;
   std::mutex mutex_;
   Clock host_;
   std::map<uint64_t, QueueClock> queues_;
   std::map<const void*, std::pair<const sim::Completion*, Clock>> events_;
   std::map<int, std::vector<Prior>> recent_;  // per device
-  std::set<std::string> reported_;
-  std::map<uint64_t, std::string> names_;  // correlation id -> host op, the most recent ones
 };
 
 }  // namespace mimic::driver

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "call_recorder.h"
 #include "sim/device.h"
 #include "sim/params.h"
 #include "sim/preset.h"
@@ -11,8 +12,22 @@
 namespace mimic::driver {
 namespace {
 
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
 std::mutex initMutex;
 std::atomic<Runtime*> globalRuntime{nullptr};
+
+// Runs before shutdownAtExit (atexit handlers run in reverse): leaks are what is still live
+// once the program, and Python's finalisation of its objects, are done.
+void finishSanitizerAtExit() {
+  Runtime* runtime = globalRuntime.load();
+  if (!runtime || runtime->sanitizer().tools() == 0) return;
+  if (runtime->sanitizer().on(MIMIC_SANITIZE_LEAKCHECK)) runtime->memcheck().checkLeaks();
+  runtime->sanitizer().finish(environment("MIMIC_SANITIZE_REPORT"));
+}
 
 void shutdownAtExit() {
   // Stop the simulation thread before static destructors run under it. The runtime itself
@@ -30,11 +45,6 @@ mimicResult configErrorResult(const sim::ConfigError& e) {
       break;
   }
   return MIMIC_ERROR_INVALID_CONFIG_VALUE;
-}
-
-std::string environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
 }
 
 }  // namespace
@@ -74,16 +84,17 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
     sim::SystemConfig config = sim::SystemConfig::read(chosen);
     FaultPlan faults;
     try {
-      faults = FaultPlan::parse(environment("MIMIC_FAULTS"));
+      faults = FaultPlan::parse(environment("MIMIC_FAULTS"), config.numDevices);
     } catch (const ApiError& e) {
       return recordFailure(function, MIMIC_ERROR_INVALID_CONFIG_VALUE,
                            "MIMIC_FAULTS: " + e.message());
     }
-    const std::string sanitize = environment("MIMIC_SANITIZE");
-    if (!sanitize.empty() && sanitize != "racecheck") {
+    unsigned sanitize = 0;
+    try {
+      sanitize = Sanitizer::parseTools(environment("MIMIC_SANITIZE"));
+    } catch (const ApiError& e) {
       return recordFailure(function, MIMIC_ERROR_INVALID_CONFIG_VALUE,
-                           "MIMIC_SANITIZE: '" + sanitize +
-                               "' is not available; the sanitizer has racecheck only so far");
+                           "MIMIC_SANITIZE: " + e.message());
     }
     int hostThreads = 0;
     const std::string threads = environment("MIMIC_HOST_THREADS");
@@ -97,16 +108,26 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
       }
       hostThreads = static_cast<int>(value);
     }
+    std::unique_ptr<CallLogWriter> callLog;
+    try {
+      callLog = openCallLog(environment("MIMIC_RECORD"),
+                            {presetName, allOverrides, environment("MIMIC_FAULTS"), numDevices});
+    } catch (const ApiError& e) {
+      return recordFailure(function, MIMIC_ERROR_INVALID_CONFIG_VALUE,
+                           "MIMIC_RECORD: " + e.message());
+    }
     auto* runtime = new Runtime(config, identity, hostThreads);
     runtime->setFaults(faults);
-    if (!sanitize.empty()) runtime->racecheck().enable();
+    runtime->sanitizer().setTools(sanitize);
     globalRuntime.store(runtime, std::memory_order_release);
+    startRecording(std::move(callLog));
   } catch (const sim::ConfigError& e) {
     return recordFailure(function, configErrorResult(e), e.what());
   } catch (const std::exception& e) {
     return recordFailure(function, MIMIC_ERROR_SYSTEM_RESOURCES, e.what());
   }
   std::atexit(shutdownAtExit);
+  std::atexit(finishSanitizerAtExit);
   return MIMIC_SUCCESS;
 }
 
@@ -114,7 +135,8 @@ Runtime::Runtime(const sim::SystemConfig& config, std::string identity, int host
     : sim_(std::make_unique<sim::Simulator>(config)),
       identity_(std::move(identity)),
       tracer_(sim_->config()),
-      racecheck_(std::make_unique<RaceChecker>(*sim_)) {
+      racecheck_(std::make_unique<RaceChecker>(*sim_, sanitizer_)),
+      memcheck_(std::make_unique<MemoryChecker>(*sim_, sanitizer_)) {
   if (hostThreads > 0) {
     hostThreads_ = std::make_unique<tbb::global_control>(
         tbb::global_control::max_allowed_parallelism, static_cast<size_t>(hostThreads));
@@ -336,6 +358,7 @@ bool Runtime::completedByNow(const std::shared_ptr<sim::Completion>& c) {
 
 void Runtime::setFaults(const FaultPlan& plan) {
   faults_.set(plan);
+  sim_->slowLinks({plan.slowLinkFactor, plan.slowLinkDeviceA, plan.slowLinkDeviceB});
   for (int d = 0; d < numDevices(); ++d) {
     sim::Device& device = sim_->device(d);
     if (plan.eccAtNs && (!plan.lostAtNs || plan.eccAtNs <= plan.lostAtNs)) {
@@ -447,6 +470,7 @@ void Runtime::resetDevice(int device) {
   waitForDevice(device);
   sim_->device(device).clearFault();
   sim_->device(device).memory().releaseAll();
+  memcheck_->onDeviceReset(device);
   devices_[device]->sticky.store(MIMIC_SUCCESS);
   std::lock_guard<std::mutex> lock(devices_[device]->faultMutex);
   devices_[device]->faultDetail.clear();

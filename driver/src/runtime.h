@@ -15,7 +15,9 @@
 #include "fault_plan.h"
 #include "handle_table.h"
 #include "mimic/mimic.h"
+#include "memcheck.h"
 #include "racecheck.h"
+#include "sanitizer.h"
 #include "sim/compute_engine.h"
 #include "sim/isa/module.h"
 #include "sim/simulator.h"
@@ -108,6 +110,8 @@ class Runtime {
   Tracer& tracer() { return tracer_; }
   FaultInjector& faults() { return faults_; }
   RaceChecker& racecheck() { return *racecheck_; }
+  MemoryChecker& memcheck() { return *memcheck_; }
+  Sanitizer& sanitizer() { return sanitizer_; }
   // Installs a fault plan: resets its counters and schedules its timed faults on every device.
   void setFaults(const FaultPlan& plan);
   // Records a host-side activity (allocation, free) at the host's current time.
@@ -153,7 +157,9 @@ class Runtime {
   std::mutex submitMutex_;
   Tracer tracer_;
   FaultInjector faults_;
+  Sanitizer sanitizer_;
   std::unique_ptr<RaceChecker> racecheck_;
+  std::unique_ptr<MemoryChecker> memcheck_;
   std::mutex rangeMutex_;
   std::atomic<uint64_t> nextQueueId_{1};
   std::atomic<uint64_t> faultsSeen_{0};

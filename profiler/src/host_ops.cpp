@@ -2,6 +2,9 @@
 // every op (and autograd node) a correlation id, hands it to the driver for the device work
 // the op queues (mimicTraceSetCorrelationId, per thread), and keeps the op's name and its span
 // on the host's simulated clock. torch.ops.mimic.profiler_* expose them to Python.
+#include <Python.h>
+#include <frameobject.h>
+
 #include <ATen/ops/empty.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
@@ -62,13 +65,46 @@ bool isBackendPrimitive(const at::RecordFunction& fn) {
   return std::strncmp(fn.name(), "mimic::", 7) == 0;
 }
 
+// The Python line that called the op: the innermost frame outside torch's own package (and
+// torch_mimic's), e.g. "model.py:12". Empty on threads that never ran Python (autograd's).
+std::string pythonCaller() {
+  if (!Py_IsInitialized() || PyGILState_GetThisThreadState() == nullptr) return "";
+  PyGILState_STATE gil = PyGILState_Ensure();
+  std::string where;
+  PyFrameObject* frame = PyEval_GetFrame();
+  Py_XINCREF(frame);
+  while (frame && where.empty()) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    const char* file = PyUnicode_AsUTF8(code->co_filename);
+    if (file && !std::strstr(file, "/torch/") && !std::strstr(file, "/torch_mimic/")) {
+      const char* base = std::strrchr(file, '/');
+      where = std::string(base ? base + 1 : file) + ":" +
+              std::to_string(PyFrame_GetLineNumber(frame));
+    }
+    Py_DECREF(code);
+    PyFrameObject* back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  Py_XDECREF(frame);
+  PyErr_Clear();
+  PyGILState_Release(gil);
+  return where;
+}
+
+// The sanitizer's name for an op: "aten::mul (model.py:12)".
+std::string sanitizerName(const at::RecordFunction& fn) {
+  const std::string caller = pythonCaller();
+  return caller.empty() ? fn.name() : std::string(fn.name()) + " (" + caller + ")";
+}
+
 std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction& fn) {
   if (isBackendPrimitive(fn)) return nullptr;
   Recorder& r = recorder();
   auto context = std::make_unique<OpContext>();
   const int64_t id = r.nextId++;
   mimicTraceSetCorrelationId(uint64_t(id), &context->previousCorrelation);
-  if (r.naming) mimicDebugNameCorrelation(uint64_t(id), fn.name());
+  if (r.naming) mimicDebugNameCorrelation(uint64_t(id), sanitizerName(fn).c_str());
   if (!r.profiling) return context;
   std::lock_guard<std::mutex> lock(r.mutex);
   const auto thread = r.threads.emplace(std::this_thread::get_id(), int64_t(r.threads.size()));
@@ -107,7 +143,9 @@ void enable(bool on) {
   updateCallback();
 }
 
+// The driver starts now, so that the first op's allocations are named too.
 void nameOpsForSanitizer() {
+  ensureInitialized();
   recorder().naming = true;
   updateCallback();
 }

@@ -55,6 +55,7 @@ enum class FaultKind : uint8_t {
 struct Fault {
   FaultKind kind = FaultKind::None;
   std::string message;
+  uint64_t address = 0;  // the HBM byte an illegal access hit
 };
 
 }  // namespace mimic::exec

@@ -9,16 +9,11 @@
 namespace mimic::exec::detail {
 
 void Workgroup::run() {
-  uint64_t executed = 0;
   const std::vector<Instr>& code = fn_.code;
   try {
     while (pc_ < code.size()) {
       const Instr& in = code[pc_];
-      if (++executed > costs_.watchdogInstructions) {
-        fault(FaultKind::WatchdogTimeout, "the watchdog stopped it after " +
-                                              std::to_string(costs_.watchdogInstructions) +
-                                              " instructions");
-      }
+      charge(1);
       if (in.op == Opcode::Exit) break;
       ++out_.counters.instructions[static_cast<int>(isa::pipeOf(in.op))];
       size_t next = pc_ + 1;
@@ -48,7 +43,7 @@ void Workgroup::run() {
     where << "kernel '" << fn_.name << "', workgroup (" << id_.x << "," << id_.y << "," << id_.z
           << "), instruction " << pc_;
     if (pc_ < code.size()) where << " `" << isa::disassemble(code[pc_]) << "`";
-    out_.fault = {f.kind, where.str() + ": " + f.what};
+    out_.fault = {f.kind, where.str() + ": " + f.what, f.address};
   }
 }
 
@@ -221,9 +216,10 @@ uint8_t* Workgroup::operand(int64_t address, int64_t rowStride, int64_t rows, in
                                             std::to_string(rowStride) + ") is not aligned to " +
                                             std::to_string(elementBytes) + " bytes");
   }
-  const int64_t span = rows > 0 ? (rows - 1) * rowStride : 0;
-  Range range{address + std::min<int64_t>(0, span),
-              address + std::max<int64_t>(0, span) + (rows > 0 ? bytesPerRow : 0)};
+  const int64_t span = rows > 0 ? checkedMul(rows - 1, rowStride) : 0;
+  Range range{
+      checkedAdd(address, std::min<int64_t>(0, span)),
+      checkedAdd(checkedAdd(address, std::max<int64_t>(0, span)), rows > 0 ? bytesPerRow : 0)};
   if (range.low < 0 || range.high > spBytes_) {
     fault(FaultKind::IllegalAddress, std::string(role) + " scratchpad range [" +
                                          std::to_string(range.low) + ", " +
@@ -243,6 +239,34 @@ uint8_t* Workgroup::operand(int64_t address, int64_t rowStride, int64_t rows, in
   return sp_ + address;
 }
 
+void Workgroup::charge(uint64_t work) {
+  // executed_ never passes the limit: the work that would take it past faults instead.
+  if (work > costs_.watchdogInstructions - executed_) {
+    fault(FaultKind::WatchdogTimeout,
+          "the watchdog stopped it after " + std::to_string(costs_.watchdogInstructions) +
+              " instructions (vector rows and DMA elements count as instructions)");
+  }
+  executed_ += work;
+}
+
+int64_t Workgroup::checkedMul(int64_t a, int64_t b) const {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product)) {
+    fault(FaultKind::IllegalAddress, "a size or address beyond 64 bits (" + std::to_string(a) +
+                                         " x " + std::to_string(b) + ")");
+  }
+  return product;
+}
+
+int64_t Workgroup::checkedAdd(int64_t a, int64_t b) const {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    fault(FaultKind::IllegalAddress, "a size or address beyond 64 bits (" + std::to_string(a) +
+                                         " + " + std::to_string(b) + ")");
+  }
+  return sum;
+}
+
 uint8_t* Workgroup::hbm(int64_t address, int64_t low, int64_t high, int elementBytes,
                         const char* role) {
   if (address % elementBytes != 0) {
@@ -250,17 +274,19 @@ uint8_t* Workgroup::hbm(int64_t address, int64_t low, int64_t high, int elementB
                                             std::to_string(address) + " is not aligned to " +
                                             std::to_string(elementBytes) + " bytes");
   }
-  const uint64_t first = static_cast<uint64_t>(address + low);
-  const uint64_t last = static_cast<uint64_t>(address + high);
+  // An empty range touches nothing: no allocation to check, no pointer to make.
+  if (high <= low) return nullptr;
+  const uint64_t first = static_cast<uint64_t>(checkedAdd(address, low));
+  const uint64_t last = static_cast<uint64_t>(checkedAdd(address, high));
   sim::Allocation a{};
-  if (high > low && (!memory_.find(first, &a) || last > a.base + a.size)) {
+  if (!memory_.find(first, &a) || last > a.base + a.size) {
     char text[160];
     std::snprintf(text, sizeof text,
                   "%s HBM range [0x%llx, 0x%llx) is not inside one live allocation: ", role,
                   static_cast<unsigned long long>(first), static_cast<unsigned long long>(last));
     // Name the first byte that is out: the start, or the end of the allocation it starts in.
     const uint64_t out = memory_.find(first, &a) ? a.base + a.size : first;
-    fault(FaultKind::IllegalAddress, text + memory_.describe(out));
+    fault(FaultKind::IllegalAddress, text + memory_.describe(out), out);
   }
   return memory_.hostView(static_cast<uint64_t>(address));
 }
@@ -306,12 +332,17 @@ void Workgroup::dma(const Instr& in) {
   const int64_t spAddress = load ? s(in.ra) : s(in.rb);
   const int64_t hbmAddress = load ? s(in.rb) : s(in.ra);
   const uint32_t token = nextToken_++;
-  const uint64_t bytes = d.elements() * d.elementBytes;
+  const uint64_t elements = d.elements();
+  charge(elements);
+  const uint64_t bytes = elements * d.elementBytes;
   if (bytes > 0) {
-    Extent spExtent = extentOf(d, d.spStride);
-    Extent hbmExtent = extentOf(d, d.hbmStride);
+    Extent spExtent{}, hbmExtent{};
+    if (!extentOf(d, d.spStride, &spExtent) || !extentOf(d, d.hbmStride, &hbmExtent)) {
+      fault(FaultKind::IllegalAddress, "the DMA's strides and counts reach beyond 64 bits");
+    }
     uint8_t* spBase =
-        operand(spAddress + spExtent.low, 0, 1, spExtent.high - spExtent.low,
+        operand(checkedAdd(spAddress, spExtent.low), 0, 1,
+                checkedAdd(spExtent.high, checkedMul(spExtent.low, -1)),
                 static_cast<int>(d.elementBytes), load, load ? "DMA destination" : "DMA source") -
         spExtent.low;
     uint8_t* hbmBase =

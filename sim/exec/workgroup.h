@@ -22,6 +22,7 @@ using isa::Pipe;
 struct FaultRaised {
   FaultKind kind;
   std::string what;
+  uint64_t address = 0;  // the HBM byte an illegal access hit
 };
 
 struct Range {
@@ -68,9 +69,19 @@ class Workgroup {
   // Checks an operand range of the scratchpad; `write` for destinations.
   uint8_t* operand(int64_t address, int64_t rowStride, int64_t rows, int64_t bytesPerRow,
                    int elementBytes, bool write, const char* role);
+  // Checks the HBM range [address + low, address + high) lies in one live allocation and
+  // returns the host view of `address` (nullptr for an empty range, which touches nothing).
   uint8_t* hbm(int64_t address, int64_t low, int64_t high, int elementBytes, const char* role);
-  [[noreturn]] void fault(FaultKind kind, const std::string& what) const {
-    throw FaultRaised{kind, what};
+  // Sizes and addresses computed from registers: a value int64 cannot hold lies outside the
+  // scratchpad and every allocation, so it faults as an illegal address instead of overflowing.
+  int64_t checkedMul(int64_t a, int64_t b) const;
+  int64_t checkedAdd(int64_t a, int64_t b) const;
+  // Counts work against the watchdog: one per instruction, and also one per row of a vector
+  // instruction and per element of a DMA, so that no single instruction runs away (stride-0
+  // rows and elements repeat the same bytes without bound).
+  void charge(uint64_t work);
+  [[noreturn]] void fault(FaultKind kind, const std::string& what, uint64_t address = 0) const {
+    throw FaultRaised{kind, what, address};
   }
   uint64_t scalarBits(const Instr& in) { return in.flags & isa::kImmOperand ? in.imm : s(in.rb); }
 
@@ -93,6 +104,7 @@ class Workgroup {
   DmaDescriptor descriptors_[isa::kNumDescriptors];
   int64_t rows_ = 1, dstRowStride_ = 0, srcRowStride_ = 0, otherRowStride_ = 0;
   int64_t mmaM_ = 0, mmaN_ = 0, mmaK_ = 0;
+  uint64_t executed_ = 0;  // work counted by the watchdog
   std::vector<InFlightDma> inFlight_;
   uint32_t nextToken_ = 1;
   uint64_t pendingIssue_ = 0;

@@ -109,10 +109,10 @@ TEST(Racecheck, FoundWhateverTheTiming) {
             1u);
 }
 
-TEST(Racecheck, OtherSanitizersAreNotAvailableYet) {
+TEST(Racecheck, AnUnknownSanitizerToolFailsInit) {
   const std::vector<uint64_t> result = runInChild(
       [] { return std::vector<uint64_t>{uint64_t(mimicInitWithPreset(0, "tiny", nullptr))}; },
-      "MIMIC_SANITIZE", "memcheck");
+      "MIMIC_SANITIZE", "racecheck,bogus");
   ASSERT_EQ(result.size(), 1u);
   EXPECT_EQ(result[0], uint64_t(MIMIC_ERROR_INVALID_CONFIG_VALUE));
 }

@@ -11,6 +11,7 @@
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
+#include "mimic/mimic_debug.h"
 #include "torch_backend/src/caching_allocator.h"
 #include "torch_backend/src/copy.h"
 #include "torch_backend/src/device_runtime.h"
@@ -147,6 +148,28 @@ void recordStream(at::Tensor& self, c10::Stream stream) {
   cachingAllocator().recordStream(self.storage().data_ptr(), stream);
 }
 
+// cpu_fallback copies out= arguments to the CPU before the op overwrites them: under initcheck
+// that read of never-written bytes is the fallback's, not the program's, so their bytes count
+// as written (a host view does that).
+void markOutArgumentsWritten(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
+  unsigned tools = 0;
+  mimicDebugGetSanitizer(&tools);
+  if (!(tools & MIMIC_SANITIZE_INITCHECK)) return;
+  const auto& arguments = op.schema().arguments();
+  const size_t first = stack.size() - arguments.size();
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const c10::IValue& value = stack[first + i];
+    if (!arguments[i].is_out() || !value.isTensor()) continue;
+    const at::Tensor& out = value.toTensor();
+    if (!out.defined() || !out.has_storage() || out.storage().nbytes() == 0 ||
+        out.device().type() != c10::DeviceType::PrivateUse1) {
+      continue;
+    }
+    void* view = nullptr;
+    mimicMemGetHostView(out.storage().data(), out.storage().nbytes(), &view);
+  }
+}
+
 void countedFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& name = op.schema().operator_name();
   const std::string key =
@@ -160,6 +183,7 @@ void countedFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                 "tensor-list argument '", argument.name(), "'");
   }
   noteFallback(key);
+  markOutArgumentsWritten(op, *stack);
   at::native::cpu_fallback(op, stack);
 }
 

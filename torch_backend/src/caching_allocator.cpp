@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "mimic/mimic_debug.h"
 #include "torch_backend/src/device_runtime.h"
 
 namespace mimic::torch_backend {
@@ -18,10 +19,22 @@ namespace {
 
 constexpr size_t kRounding = 512;
 constexpr int kMaxDevices = 64;
+// Freed tensors' bytes while the sanitizer's memory tools are on: NaN as float, -1 as integers.
+constexpr uint8_t kPoison = 0xFF;
+
+// Whether the sanitizer shadows memory (memcheck, initcheck or leakcheck): then each tensor's
+// bytes are registered as a region of its block, and freed tensors are poisoned.
+bool sanitizing() {
+  unsigned tools = 0;
+  mimicDebugGetSanitizer(&tools);
+  return (tools & (MIMIC_SANITIZE_MEMCHECK | MIMIC_SANITIZE_INITCHECK |
+                   MIMIC_SANITIZE_LEAKCHECK)) != 0;
+}
 
 struct Block {
   void* ptr = nullptr;
   size_t size = 0;
+  size_t requested = 0;  // by the tensor that holds it now
   int device = 0;
   c10::StreamId stream = 0;
   std::set<c10::StreamId> usedBy;  // other streams, from recordStream
@@ -79,12 +92,15 @@ class State {
     ++s.allocations;
     s.allocatedBytes += block->size;
     s.peakAllocatedBytes = std::max(s.peakAllocatedBytes, s.allocatedBytes);
+    block->requested = bytes;
+    if (sanitizing()) MIMIC_TORCH_CHECK(mimicDebugRegionRegister(block->ptr, bytes));
     return block;
   }
 
   void release(Block* block) {
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.at(block->device).allocatedBytes -= block->size;
+    if (sanitizing()) poisonAndUnregister(*block);
     if (!caching_) {
       freeToDriver(block);
       return;
@@ -139,6 +155,17 @@ class State {
   using Key = std::tuple<int, c10::StreamId, size_t, Block*>;
   static Key key(Block* b) { return {b->device, b->stream, b->size, b}; }
 
+  // The poison is written through the host view, as the simulation's functional state is what
+  // later commands read: it costs no simulated time and orders with no stream. A device that
+  // has failed is left as it is (its memory goes at the reset).
+  static void poisonAndUnregister(const Block& block) {
+    void* view = nullptr;
+    if (mimicMemGetHostView(block.ptr, block.requested, &view) == MIMIC_SUCCESS) {
+      std::memset(view, kPoison, block.requested);
+    }
+    mimicDebugRegionUnregister(block.ptr);
+  }
+
   Block* takeCached(int device, c10::StreamId stream, size_t size) {
     auto it = cache_.lower_bound(Key{device, stream, size, nullptr});
     if (it == cache_.end() || std::get<0>(*it) != device || std::get<1>(*it) != stream ||
@@ -167,7 +194,7 @@ class State {
     ++s.driverAllocations;
     s.reservedBytes += size;
     s.peakReservedBytes = std::max(s.peakReservedBytes, s.reservedBytes);
-    return new Block{ptr, size, device, stream, {}};
+    return new Block{ptr, size, 0, device, stream, {}};
   }
 
   void freeToDriver(Block* block) {

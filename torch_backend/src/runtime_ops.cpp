@@ -2,7 +2,13 @@
 // host memory and the fallback report. Streams cross into Python packed as torch.Stream does
 // (c10::Stream::pack), events as their driver handle.
 #include <ATen/ops/from_blob.h>
+#include <c10/core/StreamGuard.h>
 #include <torch/library.h>
+
+#include <map>
+#include <mutex>
+
+#include "mimic/mimic_debug.h"
 
 #include "torch_backend/src/caching_allocator.h"
 #include "torch_backend/src/device_runtime.h"
@@ -133,6 +139,68 @@ std::string memorySummary(int64_t device) {
   return cachingAllocator().summary(static_cast<int>(device));
 }
 
+// Raw device memory from the caching allocator (torch_mimic.caching_allocator_alloc/_delete, as
+// torch.cuda's): the allocation lives until deleted.
+std::mutex rawMutex;
+std::map<int64_t, c10::DataPtr>& rawAllocations() {
+  static auto* allocations = new std::map<int64_t, c10::DataPtr>();
+  return *allocations;
+}
+
+int64_t rawAlloc(int64_t bytes, int64_t stream) {
+  ensureInitialized();
+  TORCH_CHECK(bytes > 0, "mimic: caching_allocator_alloc: size must be positive, got ", bytes);
+  c10::StreamGuard guard(unpackStream(stream));
+  c10::DataPtr data = cachingAllocator().allocate(static_cast<size_t>(bytes));
+  const int64_t address = reinterpret_cast<int64_t>(data.get());
+  std::lock_guard<std::mutex> lock(rawMutex);
+  rawAllocations().emplace(address, std::move(data));
+  return address;
+}
+
+void rawDelete(int64_t address) {
+  std::unique_lock<std::mutex> lock(rawMutex);
+  auto it = rawAllocations().find(address);
+  if (it == rawAllocations().end()) {
+    lock.unlock();
+    // The sanitizer, if on, knows whether this was freed before and reports the double free.
+    const mimicResult result = mimicDebugRegionUnregister(reinterpret_cast<void*>(address));
+    TORCH_CHECK(false, "mimic: caching_allocator_delete: 0x", std::hex, address,
+                " is not a live allocation of caching_allocator_alloc",
+                result == MIMIC_ERROR_DOUBLE_FREE ? " (it was already deleted: a double free)"
+                                                  : "");
+  }
+  c10::DataPtr data = std::move(it->second);
+  rawAllocations().erase(it);
+  lock.unlock();
+}
+
+// The sanitizer (mimic_debug.h): its tools as MIMIC_SANITIZE_* bits, and its findings by kind.
+int64_t sanitizerTools() {
+  ensureInitialized();
+  unsigned tools = 0;
+  MIMIC_TORCH_CHECK(mimicDebugGetSanitizer(&tools));
+  return tools;
+}
+void sanitizerSetTools(int64_t tools) {
+  ensureInitialized();
+  MIMIC_TORCH_CHECK(mimicDebugSetSanitizer(static_cast<unsigned>(tools)));
+}
+// out of bounds, use after free, double free, uninitialized read, race, leak.
+std::vector<int64_t> sanitizerFindings() {
+  ensureInitialized();
+  mimicSanitizerFindings f{};
+  MIMIC_TORCH_CHECK(mimicDebugGetSanitizerFindings(&f));
+  return {int64_t(f.outOfBounds),       int64_t(f.useAfterFree), int64_t(f.doubleFree),
+          int64_t(f.uninitializedRead), int64_t(f.race),         int64_t(f.leak)};
+}
+int64_t sanitizerCheckLeaks() {
+  ensureInitialized();
+  uint64_t leaks = 0;
+  MIMIC_TORCH_CHECK(mimicDebugCheckLeaks(&leaks));
+  return int64_t(leaks);
+}
+
 // A CPU tensor in pinned host memory (mimicHostAlloc): copies from it run asynchronously.
 at::Tensor pinnedEmpty(std::vector<int64_t> size, c10::optional<at::ScalarType> dtype) {
   ensureInitialized();
@@ -187,6 +255,12 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
   m.def("reset_peak_memory_stats(int device) -> ()", resetPeakMemoryStats);
   m.def("empty_cache() -> ()", emptyCache);
   m.def("memory_summary(int device) -> str", memorySummary);
+  m.def("sanitizer_tools() -> int", sanitizerTools);
+  m.def("sanitizer_set_tools(int tools) -> ()", sanitizerSetTools);
+  m.def("sanitizer_findings() -> int[]", sanitizerFindings);
+  m.def("sanitizer_check_leaks() -> int", sanitizerCheckLeaks);
+  m.def("caching_allocator_alloc(int size, int stream) -> int", rawAlloc);
+  m.def("caching_allocator_delete(int ptr) -> ()", rawDelete);
   m.def("pinned_empty(int[] size, ScalarType? dtype=None) -> Tensor", pinnedEmpty);
   m.def("is_pinned(Tensor tensor) -> bool", isPinned);
   m.def("fallback_report() -> (str[], int[])", fallbackReport);

@@ -78,6 +78,12 @@ typedef enum mimicResult {
   MIMIC_ERROR_INVALID_ARGUMENT_SIZE = 606, /* argBytes differs from what the function takes */
   MIMIC_ERROR_NO_KERNEL = 607,             /* no kernel was launched on the queue yet */
 
+  /* Record and replay of the driver call log (mimic_debug.h) */
+  MIMIC_ERROR_CALL_LOG_UNREADABLE = 1000,          /* the file cannot be opened or read */
+  MIMIC_ERROR_INVALID_CALL_LOG = 1001,             /* not a call log, truncated or corrupted */
+  MIMIC_ERROR_UNSUPPORTED_CALL_LOG_VERSION = 1002, /* a log format this driver does not read */
+  MIMIC_ERROR_REPLAY_DIVERGED = 1003,              /* the replay did not do what the log did */
+
   /* Sticky device errors: every later call on the device returns them until reset. */
   MIMIC_ERROR_ILLEGAL_ADDRESS = 700,
   MIMIC_ERROR_LAUNCH_FAILURE = 701,

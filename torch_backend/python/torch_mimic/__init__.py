@@ -23,6 +23,8 @@ from ._device import (  # noqa: E402
 )
 from ._streams import Event, Stream, current_stream, default_stream, stream  # noqa: E402
 from ._memory import (  # noqa: E402
+    caching_allocator_alloc,
+    caching_allocator_delete,
     empty_cache,
     empty_pinned,
     is_pinned,
@@ -48,11 +50,13 @@ from . import _registration  # noqa: E402,F401  (registers the op kernels)
 from ._naming import DEVICE_TYPE  # noqa: E402
 from . import _distributed  # noqa: E402
 from . import profiler  # noqa: E402,F401
+from . import sanitizer  # noqa: E402,F401
 
 _distributed.register()
 
 __all__ = [
-    "DEVICE_TYPE", "DeviceProperties", "Event", "Stream", "current_device", "current_stream",
+    "DEVICE_TYPE", "DeviceProperties", "Event", "Stream", "caching_allocator_alloc",
+    "caching_allocator_delete", "current_device", "current_stream",
     "default_stream", "device", "device_count", "empty_cache", "empty_pinned", "fallback_report",
     "get_device_properties", "get_rng_state", "initial_seed", "is_available", "is_pinned",
     "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",

@@ -39,6 +39,22 @@ def empty_cache():
     _ops.empty_cache()
 
 
+def caching_allocator_alloc(size, device=None, stream=None):
+    """Raw device memory of `size` bytes from the caching allocator, as an address (int), in
+    the pool of `stream` (default: the current stream of `device`). Free it with
+    caching_allocator_delete."""
+    from ._streams import current_stream
+    if stream is None:
+        stream = current_stream(device)
+    return _ops.caching_allocator_alloc(int(size), stream._cdata)
+
+
+def caching_allocator_delete(ptr):
+    """Frees memory from caching_allocator_alloc. Raises RuntimeError for an address it did not
+    hand out or already freed (a double free, which the sanitizer also reports)."""
+    _ops.caching_allocator_delete(int(ptr))
+
+
 def memory_summary(device=None):
     return _ops.memory_summary(_index(device))
 
