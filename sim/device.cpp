@@ -59,10 +59,11 @@ void Device::executeTransfer(const Command& command) {
     case TransferKind::Peer: {
       EngineLease engine(linkEngines_);
       Route route = topology_.route(command.srcDevice, command.dstDevice);
-      std::vector<PathUse> path{{shared_.hbm[command.srcDevice], 1.0}};
-      for (int link : route.links) path.push_back({link, 1.0});
-      path.push_back({shared_.hbm[command.dstDevice], 1.0});
       waitNs(config_.hbm.latencyNs + route.latencyNs);
+      // The slow-down in effect when the bytes start to move (fault injection).
+      std::vector<PathUse> path = topology_.linkPath(route, sc_core::sc_time_stamp().value());
+      path.insert(path.begin(), {shared_.hbm[command.srcDevice], 1.0});
+      path.push_back({shared_.hbm[command.dstDevice], 1.0});
       network_.transfer(path, bytes);
       break;
     }

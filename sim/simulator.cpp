@@ -159,6 +159,10 @@ SimTime Simulator::hostTime() {
   return hostTime_;
 }
 
+void Simulator::slowLinks(const LinkSlowdown& slowdown) {
+  system_->slowLinks(slowdown, hostTime());
+}
+
 void Simulator::settleWaiters() {
   bool woke = false;
   for (auto it = waiters_.begin(); it != waiters_.end();) {

@@ -18,6 +18,7 @@
 #include "sim/command.h"
 #include "sim/device_memory.h"
 #include "sim/system_config.h"
+#include "sim/topology.h"
 
 namespace mimic::sim {
 
@@ -52,6 +53,8 @@ class Simulator {
   // simulation has processed everything up to the new host time.
   void poll();
   SimTime hostTime();
+  // Device-link transfers that start after the host's present time see `slowdown`.
+  void slowLinks(const LinkSlowdown& slowdown);
 
   static bool onSimulationThread();
 

@@ -24,6 +24,10 @@ class System : public sc_core::sc_module {
   int numDevices() const { return static_cast<int>(devices_.size()); }
   const FlowNetwork& network() const { return network_; }
   const SystemConfig& config() const { return config_; }
+  // Any thread (see Topology::slowDown).
+  void slowLinks(const LinkSlowdown& slowdown, SimTime since) {
+    topology_.slowDown(slowdown, since);
+  }
 
  private:
   SystemConfig config_;

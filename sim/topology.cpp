@@ -1,6 +1,7 @@
 #include "sim/topology.h"
 
-#include "sim/flow_network.h"
+#include <algorithm>
+
 #include "sim/params.h"
 
 namespace mimic::sim {
@@ -68,6 +69,34 @@ Route Topology::route(int src, int dst) const {
   }
   r.latencyNs = config_.latencyNs * r.links.size();
   return r;
+}
+
+void Topology::slowDown(const LinkSlowdown& slowdown, SimTime since) {
+  TimedSlowdown timed{since, slowdown.factor, {}};
+  if (slowdown.deviceA >= 0) {
+    for (const auto& [from, to] : {std::pair{slowdown.deviceA, slowdown.deviceB},
+                                   std::pair{slowdown.deviceB, slowdown.deviceA}}) {
+      const Route r = route(from, to);
+      timed.links.insert(timed.links.end(), r.links.begin(), r.links.end());
+    }
+  }
+  std::lock_guard<std::mutex> lock(slowdownMutex_);
+  slowdowns_.push_back(std::move(timed));
+}
+
+std::vector<PathUse> Topology::linkPath(const Route& route, SimTime now) const {
+  std::lock_guard<std::mutex> lock(slowdownMutex_);
+  // Strictly after `since`: a transfer starting at the very time of the call keeps the old
+  // plan whether or not the simulation thread reached it first.
+  while (slowdowns_.size() > 1 && slowdowns_[1].since < now) slowdowns_.pop_front();
+  const TimedSlowdown& slowdown = slowdowns_.front();
+  std::vector<PathUse> path;
+  for (int link : route.links) {
+    const bool slowed = slowdown.links.empty() ||
+                        std::count(slowdown.links.begin(), slowdown.links.end(), link) > 0;
+    path.push_back({link, slowed ? slowdown.factor : 1.0});
+  }
+  return path;
 }
 
 }  // namespace mimic::sim

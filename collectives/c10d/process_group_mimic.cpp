@@ -1,6 +1,7 @@
 #include "collectives/c10d/process_group_mimic.h"
 
 #include "collectives/c10d/call.h"
+#include "mimic/mimic_debug.h"
 #include "mimic/mimic_trace.h"
 
 #include <ATen/ATen.h>
@@ -8,6 +9,7 @@
 #include <c10/core/StreamGuard.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -288,8 +290,16 @@ uint64_t ProcessGroupMimic::arrive(int device) {
   return arrivalNs;
 }
 
-uint64_t ProcessGroupMimic::modelNs(const Call& call, uint64_t bytes) {
-  return collectiveNs(call.kind, getSize(), bytes, deviceQueue(call.device).link);
+uint64_t ProcessGroupMimic::modelNs(const Call& call, uint64_t bytes, double linkSlowdown) {
+  LinkModel link = deviceQueue(call.device).link;
+  link.linkBytesPerNs /= linkSlowdown;
+  return collectiveNs(call.kind, getSize(), bytes, link);
+}
+
+double ProcessGroupMimic::linkSlowdown() {
+  double factor = 1;
+  MIMIC_TORCH_CHECK(mimicDebugGetLinkSlowdown(&factor));
+  return factor;
 }
 
 std::string ProcessGroupMimic::missingRanks(uint64_t sequence) {
@@ -359,8 +369,10 @@ void ProcessGroupMimic::agree(Call& call) {
   const std::string progress = std::to_string(call.sequence);
   store_->set("mimic/progress/" + std::to_string(getRank()),
               std::vector<uint8_t>(progress.begin(), progress.end()));
-  // name, dtype, numel, root, reduce op, error flag, arrival, bytes, then all-to-all splits.
-  constexpr int kSplits = 8;
+  // name, dtype, numel, root, reduce op, error flag, arrival, bytes, link slow-down in parts per
+  // million, then all-to-all splits.
+  constexpr int64_t kPartsPerMillion = 1000000;
+  constexpr int kSplits = 9;
   const int64_t fields = kSplits + 2 * int64_t(size);
   at::Tensor mine = at::zeros({fields}, at::kLong);
   int64_t* m = mine.data_ptr<int64_t>();
@@ -372,6 +384,7 @@ void ProcessGroupMimic::agree(Call& call) {
   m[5] = call.error.empty() ? 0 : 1;
   m[6] = int64_t(arrivalNs);
   m[7] = int64_t(call.bytes);
+  m[8] = std::llround(linkSlowdown() * kPartsPerMillion);
   for (size_t i = 0; i < call.inputSplits.size() && int(i) < size; ++i) {
     m[kSplits + i] = call.inputSplits[i];
   }
@@ -418,13 +431,15 @@ void ProcessGroupMimic::agree(Call& call) {
     }
   }
   // Every rank computes the same end: the last arrival plus the model's time for the largest
-  // message any rank moves.
+  // message any rank moves, over links as slow as any rank's fault plan makes them.
   uint64_t lastArrival = 0, bytes = 0;
+  int64_t slowdown = kPartsPerMillion;
   for (int r = 0; r < size; ++r) {
     lastArrival = std::max(lastArrival, uint64_t(field(r, 6)));
     bytes = std::max(bytes, uint64_t(field(r, 7)));
+    slowdown = std::max(slowdown, field(r, 8));
   }
-  call.endNs = lastArrival + modelNs(call, bytes);
+  call.endNs = lastArrival + modelNs(call, bytes, double(slowdown) / kPartsPerMillion);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupMimic::finish(Call& call, std::vector<at::Tensor> outputs,

@@ -106,8 +106,10 @@ class ProcessGroupMimic : public ::c10d::ProcessGroup {
   uint64_t arrive(int device);
   void checkPeer(Call& call, int peer, const char* role);
   void allreduceStaging(const Call& call, std::vector<at::Tensor>& staging);
-  // The link model's time for the call moving `bytes`.
-  uint64_t modelNs(const Call& call, uint64_t bytes);
+  // The link model's time for the call moving `bytes`, over links slowed by `linkSlowdown`.
+  uint64_t modelNs(const Call& call, uint64_t bytes, double linkSlowdown);
+  // This process's slow_link fault (mimic_debug.h): 1, or how much slower its links are.
+  static double linkSlowdown();
   [[noreturn]] void failPeers(const Call& call, const std::string& why);
   std::string missingRanks(uint64_t sequence);
 

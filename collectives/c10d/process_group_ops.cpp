@@ -479,7 +479,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::send(std::vector<at::Tensor>& tensor
   TORCH_CHECK(call.error.empty(), prefix(call, getRank(), getSize()), call.error);
   call.bytes = tensors[0].nbytes();
   const uint64_t arrivalNs = arrive(call.device);
-  call.endNs = arrivalNs + modelNs(call, call.bytes);
+  call.endNs = arrivalNs + modelNs(call, call.bytes, linkSlowdown());
   const std::string sentAt = std::to_string(arrivalNs);
   store_->set(peerKey(getRank(), dstRank, tag, call.sequence),
               std::vector<uint8_t>(sentAt.begin(), sentAt.end()));
@@ -536,7 +536,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::recv(std::vector<at::Tensor>& tensor
         store_->deleteKey(key);
         const uint64_t sentNs = std::stoull(std::string(sentAt.begin(), sentAt.end()));
         const uint64_t arrivalNs = arrive(call.device);
-        call.endNs = std::max(arrivalNs, sentNs + modelNs(call, call.bytes));
+        call.endNs = std::max(arrivalNs, sentNs + modelNs(call, call.bytes, linkSlowdown()));
         return finish(call, {destination});
       });
 }

@@ -27,7 +27,7 @@ enum class CollectiveKind {
 };
 
 struct LinkModel {
-  double linkBytesPerNs;      // device link, per direction
+  double linkBytesPerNs;      // device link, per direction (divided by a slow_link fault's F)
   uint64_t hopNs;             // command latency + HBM latency + one link hop
   double hbmBytesPerNs;       // the reduction kernel streams two inputs and one output
   uint64_t commandNs;         // launching the reduction kernel

@@ -52,7 +52,8 @@ CostModel CostModel::read(sim::ParamReader& params, int lanes, double clockMHz) 
       params.number("compute.dma_bandwidth_gbps", 200, "bandwidth of one CU's DMA engine, GB/s");
   c.watchdogInstructions =
       params.size("compute.watchdog_instructions", 1ull << 32,
-                  "instructions one workgroup may execute before the watchdog stops the kernel");
+                  "instructions one workgroup may execute before the watchdog stops the kernel "
+                  "(each row of a vector instruction and each element of a DMA counts as one)");
   sim::requirePositive("isa.vector_cycles", c.vectorCycles);
   sim::requirePositive("isa.mma_f32_macs_per_cycle", c.matrixF32MacsPerCycle);
   sim::requirePositive("isa.mma_f16_macs_per_cycle", c.matrixF16MacsPerCycle);

@@ -8,18 +8,25 @@ namespace mimic::exec {
 
 uint64_t DmaDescriptor::elements() const {
   uint64_t n = 1;
-  for (int64_t c : count) n *= static_cast<uint64_t>(c);
+  for (int64_t c : count) {
+    // Saturates: no watchdog allows that many (a later count of 0 still makes it 0).
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(c), &n)) n = UINT64_MAX;
+  }
   return n;
 }
 
-Extent extentOf(const DmaDescriptor& d, const int64_t* strides) {
+bool extentOf(const DmaDescriptor& d, const int64_t* strides, Extent* extent) {
   Extent e{0, static_cast<int64_t>(d.elementBytes)};
   for (int i = 0; i < isa::kDmaDims; ++i) {
-    const int64_t span = (d.count[i] - 1) * strides[i];
-    e.low += std::min<int64_t>(0, span);
-    e.high += std::max<int64_t>(0, span);
+    int64_t span = 0;
+    if (__builtin_mul_overflow(d.count[i] - 1, strides[i], &span) ||
+        __builtin_add_overflow(e.low, std::min<int64_t>(0, span), &e.low) ||
+        __builtin_add_overflow(e.high, std::max<int64_t>(0, span), &e.high)) {
+      return false;
+    }
   }
-  return e;
+  *extent = e;
+  return true;
 }
 
 namespace {

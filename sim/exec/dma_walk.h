@@ -14,7 +14,7 @@ struct DmaDescriptor {
   int64_t hbmStride[isa::kDmaDims] = {};
   int64_t spStride[isa::kDmaDims] = {};
 
-  uint64_t elements() const;
+  uint64_t elements() const;  // UINT64_MAX when the product does not fit
 };
 
 // The byte range [low, high) that a descriptor touches from `base` with the given strides.
@@ -22,7 +22,8 @@ struct Extent {
   int64_t low;
   int64_t high;
 };
-Extent extentOf(const DmaDescriptor& d, const int64_t* strides);
+// False when the range does not fit in int64 (it then lies outside every memory).
+bool extentOf(const DmaDescriptor& d, const int64_t* strides, Extent* extent);
 
 // Copies every element the descriptor describes: to scratchpad when `load`, else to HBM.
 void walkDma(const DmaDescriptor& d, uint8_t* hbm, uint8_t* scratchpad, bool load);

@@ -12,12 +12,12 @@ void Workgroup::vector(const Instr& in) {
           std::string(what) + " is not defined for " + isa::dtypeName(t));
   };
   auto dst = [&](int64_t n, int elementBytes) {
-    return operand(s(in.rd), dstRowStride_, rows, n * elementBytes, elementBytes, true,
+    return operand(s(in.rd), dstRowStride_, rows, checkedMul(n, elementBytes), elementBytes, true,
                    "destination");
   };
   auto src = [&](uint8_t reg, int64_t n, int elementBytes, bool first) {
-    return operand(s(reg), first ? srcRowStride_ : otherRowStride_, rows, n * elementBytes,
-                   elementBytes, false, "source");
+    return operand(s(reg), first ? srcRowStride_ : otherRowStride_, rows,
+                   checkedMul(n, elementBytes), elementBytes, false, "source");
   };
   auto eachRow = [&](auto&& body) {
     for (int64_t r = 0; r < rows; ++r) body(r);
@@ -25,6 +25,7 @@ void Workgroup::vector(const Instr& in) {
   // Elements per row: re for the four-operand forms, whose rc is an operand.
   const int64_t n = s(in.op == Opcode::VFma || in.op == Opcode::VSelect ? in.re : in.rc);
   if (n < 0) fault(FaultKind::IllegalAddress, "negative element count");
+  charge(static_cast<uint64_t>(rows));
   uint64_t flopsPerElement = 1;
   switch (in.op) {
     case Opcode::VUnary: {
@@ -131,16 +132,17 @@ void Workgroup::vector(const Instr& in) {
     default:
       fault(FaultKind::IllegalInstruction, "not a vector instruction");
   }
-  const uint64_t elements = static_cast<uint64_t>(rows * n);
+  const uint64_t elements = static_cast<uint64_t>(rows) * static_cast<uint64_t>(n);
   compute(Pipe::Vector, costs_.cycles(in, elements, 0), elements * flopsPerElement);
 }
 
 void Workgroup::matrix(const Instr& in) {
   const int e = isa::dtypeSize(in.type);
   const int64_t m = mmaM_, n = mmaN_, k = mmaK_;
-  const uint8_t* a = operand(s(in.ra), 0, 1, m * k * e, e, false, "matrix A");
-  const uint8_t* b = operand(s(in.rb), 0, 1, k * n * e, e, false, "matrix B");
-  float* c = reinterpret_cast<float*>(operand(s(in.rd), 0, 1, m * n * 4, 4, true, "matrix C"));
+  const uint8_t* a = operand(s(in.ra), 0, 1, checkedMul(checkedMul(m, k), e), e, false, "matrix A");
+  const uint8_t* b = operand(s(in.rb), 0, 1, checkedMul(checkedMul(k, n), e), e, false, "matrix B");
+  float* c = reinterpret_cast<float*>(
+      operand(s(in.rd), 0, 1, checkedMul(checkedMul(m, n), 4), 4, true, "matrix C"));
   if (in.type != DType::F32 && in.type != DType::F16 && in.type != DType::BF16) {
     fault(FaultKind::IllegalInstruction,
           std::string("mma does not support ") + isa::dtypeName(in.type));
@@ -158,13 +160,15 @@ void Workgroup::atomicAdd(const Instr& in) {
   const int e = isa::dtypeSize(in.type);
   const int64_t n = s(in.rc);
   if (n < 0) fault(FaultKind::IllegalAddress, "negative element count");
-  const uint8_t* values = operand(s(in.rb), 0, 1, n * e, e, false, "atomic source");
-  hbm(s(in.ra), 0, n * e, e, "atomic destination");
-  if (recordAccesses_)
-    out_.accesses.push_back(
-        {static_cast<uint64_t>(s(in.ra)), static_cast<uint64_t>(s(in.ra) + n * e), true});
-  out_.atomics.push_back(
-      {static_cast<uint64_t>(s(in.ra)), in.type, std::vector<uint8_t>(values, values + n * e)});
+  const uint8_t* values = operand(s(in.rb), 0, 1, checkedMul(n, e), e, false, "atomic source");
+  // An empty one touches nothing, so its address was not checked: there is nothing to apply.
+  if (hbm(s(in.ra), 0, n * e, e, "atomic destination")) {
+    if (recordAccesses_)
+      out_.accesses.push_back(
+          {static_cast<uint64_t>(s(in.ra)), static_cast<uint64_t>(s(in.ra) + n * e), true});
+    out_.atomics.push_back(
+        {static_cast<uint64_t>(s(in.ra)), in.type, std::vector<uint8_t>(values, values + n * e)});
+  }
   out_.counters.bytesRead += n * e;
   out_.counters.bytesWritten += n * e;
   compute(Pipe::Vector, costs_.cycles(in, n, 0), n);

@@ -409,3 +409,20 @@ def injected_death(rank, size):
     start = time.monotonic()
     error = _error_of(lambda: dist.all_reduce(x))
     return {"error": error, "seconds": time.monotonic() - start}
+
+
+def slow_link_allreduce(rank, size, faults_by_rank):
+    """An all_reduce of 16 MiB under this rank's MIMIC_FAULTS (faults_by_rank[rank]): the
+    simulated time from the call to its end, in ns."""
+    os.environ["MIMIC_FAULTS"] = faults_by_rank[rank]
+    import torch_mimic
+
+    dev = _init(rank, size)
+    x = torch.ones(4 << 20, device=dev)
+    start = torch_mimic.Event(enable_timing=True)
+    start.record()
+    dist.all_reduce(x)
+    end = torch_mimic.Event(enable_timing=True)
+    end.record()
+    end.synchronize()
+    return {"ns": start.elapsed_time(end) * 1e6, "props": _link_properties(), "x0": x[0].item()}

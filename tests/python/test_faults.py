@@ -70,3 +70,34 @@ def test_injected_dead_peer(tmp_path):
     assert "Ranks that never reached this collective: 1" in survivor["error"]
     assert survivor["seconds"] < 10
     assert not results[1]["ok"]  # the dying rank left no result
+
+
+def test_slow_link_slows_the_collective_time_model(tmp_path):
+    """MIMIC_FAULTS=slow_link=4: the c10d time model moves every byte over the links 4 times
+    slower, so an all_reduce takes 3 more times its link part (the alpha-beta model's
+    2(n-1) * (b/n) / B for a ring of n ranks); the rest of its time is unchanged. A collective
+    is as slow as the slowest rank's links, so a fault on one rank slows both."""
+    nbytes, ranks, factor = 16 << 20, 2, 4
+
+    def run(faults_by_rank, name):
+        results = values(run_ranks(dist_workers.slow_link_allreduce, ranks, tmp_path / name,
+                                   faults_by_rank))
+        assert [r["x0"] for r in results] == [float(ranks)] * ranks
+        return results
+
+    fast = run(["", ""], "fast")
+    props = fast[0]["props"]
+    link_ns = 2 * (ranks - 1) * (nbytes / ranks) / props["device_link_bandwidth_gbps"]
+    for faults_by_rank in ([f"slow_link={factor}"] * 2, ["", f"slow_link={factor}"]):
+        slow = run(faults_by_rank, "slow" + str(faults_by_rank.count("")))
+        for rank in range(ranks):
+            added = slow[rank]["ns"] - fast[rank]["ns"]
+            assert abs(added - (factor - 1) * link_ns) <= 4, (faults_by_rank, rank, added, link_ns)
+            # The link part is most of a 16 MiB all_reduce's time: about 4 times as long in all.
+            assert slow[rank]["ns"] / fast[rank]["ns"] > 0.8 * factor
+
+
+def test_bad_slow_link_is_named():
+    done = run_with_faults("slow_link=0.5")
+    assert done.returncode != 0
+    assert "MIMIC_FAULTS: fault 'slow_link' needs a number above 1" in done.stderr, done.stderr

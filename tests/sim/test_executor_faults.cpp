@@ -506,6 +506,45 @@ TEST_F(FaultTest, WatchdogAllowsExactlyItsLimit) {
   EXPECT_EQ(result_.counters.instructions[pipe(Pipe::Scalar)], 10u);
 }
 
+// Rows and DMA elements count too: repeating the same bytes (strides 0) cannot run away.
+TEST_F(FaultTest, WatchdogCountsTheRowsOfAVectorInstruction) {
+  costs_.watchdogInstructions = 1000;
+  runFaulty(
+      "li s1, 1099511627776\nli s2, 0\nvshape s1, s2, s2, s2\nli s3, 4\n"
+      "vfill.f32 s2, #0, s3\n");
+  expectFault(FaultKind::WatchdogTimeout, indexOf(Opcode::VFill),
+              {"vector rows and DMA elements count as instructions"});
+}
+
+TEST_F(FaultTest, WatchdogCountsTheElementsOfADma) {
+  costs_.watchdogInstructions = 1000;
+  const uint64_t a = alloc(4096);
+  runFaulty(
+      "arg s1, 0\nli s2, 0\nli s10, 1099511627776\ndma.desc.f32 d0, 0, s10, s2, s2\n"
+      "dma.load s5, s2, s1, d0\n",
+      {addr(a)});
+  expectFault(FaultKind::WatchdogTimeout, indexOf(Opcode::DmaLoad),
+              {"vector rows and DMA elements count as instructions"});
+}
+
+// ---- Sizes beyond 64 bits: illegal addresses, never overflow ----
+
+TEST_F(FaultTest, RowsBeyond64BitsAreIllegal) {
+  runFaulty(
+      "li s1, 3\nli s2, 4611686018427387904\nvshape s1, s2, s2, s2\nli s3, 4\n"
+      "vfill.f32 s3, #0, s1\n");
+  expectFault(FaultKind::IllegalAddress, indexOf(Opcode::VFill), {"beyond 64 bits"});
+}
+
+TEST_F(FaultTest, DmaExtentBeyond64BitsIsIllegal) {
+  const uint64_t a = alloc(4096);
+  runFaulty(
+      "arg s1, 0\nli s2, 0\nli s10, 3\nli s11, 4611686018427387904\nli s12, 4\n"
+      "dma.desc.f32 d0, 0, s10, s11, s12\ndma.load s5, s2, s1, d0\n",
+      {addr(a)});
+  expectFault(FaultKind::IllegalAddress, indexOf(Opcode::DmaLoad), {"beyond 64 bits"});
+}
+
 // ---- Types and counts the instruction cannot take ----
 
 TEST_F(FaultTest, UnaryOpOnAnUnsupportedTypeIsIllegal) {
