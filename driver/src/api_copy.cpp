@@ -130,93 +130,95 @@ extern "C" {
 mimicResult mimicMemcpy(void* dst, const void* src, size_t bytes) {
   RecordedCall call(CallId::Memcpy, {dst, src, bytes});
   return call.result = guarded(__func__, [&](Runtime& rt) {
-    Endpoint to = resolve(rt, dst, bytes, "dst", "mimicMemcpy");
-    Endpoint from = resolve(rt, src, bytes, "src", "mimicMemcpy");
-    if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
-    if (to.device < 0 && from.device < 0) {
-      std::memmove(to.bytes, from.bytes, bytes);
-      return MIMIC_SUCCESS;
-    }
-    auto queue = rt.queue(nullptr, homeDevice(to, from));
-    rt.wait({enqueueCopy(rt, to, from, bytes, *queue, "mimicMemcpy")});
-    rt.checkSticky(queue->device);
-    return MIMIC_SUCCESS;
-  });
+           Endpoint to = resolve(rt, dst, bytes, "dst", "mimicMemcpy");
+           Endpoint from = resolve(rt, src, bytes, "src", "mimicMemcpy");
+           if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
+           if (to.device < 0 && from.device < 0) {
+             std::memmove(to.bytes, from.bytes, bytes);
+             return MIMIC_SUCCESS;
+           }
+           auto queue = rt.queue(nullptr, homeDevice(to, from));
+           rt.wait({enqueueCopy(rt, to, from, bytes, *queue, "mimicMemcpy")});
+           rt.checkSticky(queue->device);
+           return MIMIC_SUCCESS;
+         });
 }
 
 mimicResult mimicMemcpyAsync(void* dst, const void* src, size_t bytes, mimicQueue queue) {
   RecordedCall call(CallId::MemcpyAsync, {dst, src, bytes, queue});
   return call.result = guarded(__func__, [&](Runtime& rt) {
-    Endpoint to = resolve(rt, dst, bytes, "dst", "mimicMemcpyAsync");
-    Endpoint from = resolve(rt, src, bytes, "src", "mimicMemcpyAsync");
-    auto q = rt.queue(queue, homeDevice(to, from));
-    auto completion = enqueueCopy(rt, to, from, bytes, *q, "mimicMemcpyAsync");
-    if (to.device < 0 && from.device >= 0 && !to.pinned) {
-      // Into pageable memory the driver must finish before returning, as real drivers do.
-      rt.wait({completion});
-      rt.checkSticky(q->device);
-    }
-    return MIMIC_SUCCESS;
-  });
+           Endpoint to = resolve(rt, dst, bytes, "dst", "mimicMemcpyAsync");
+           Endpoint from = resolve(rt, src, bytes, "src", "mimicMemcpyAsync");
+           auto q = rt.queue(queue, homeDevice(to, from));
+           auto completion = enqueueCopy(rt, to, from, bytes, *q, "mimicMemcpyAsync");
+           if (to.device < 0 && from.device >= 0 && !to.pinned) {
+             // Into pageable memory the driver must finish before returning, as real drivers do.
+             rt.wait({completion});
+             rt.checkSticky(q->device);
+           }
+           return MIMIC_SUCCESS;
+         });
 }
 
 mimicResult mimicMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice,
                                  size_t bytes, mimicQueue queue) {
   RecordedCall call(CallId::MemcpyPeerAsync, {dst, dstDevice, src, srcDevice, bytes, queue});
   return call.result = guarded(__func__, [&](Runtime& rt) {
-    rt.checkDevice(dstDevice, "dstDevice");
-    rt.checkDevice(srcDevice, "srcDevice");
-    Endpoint to = resolve(rt, dst, bytes, "dst", "mimicMemcpyPeerAsync");
-    Endpoint from = resolve(rt, src, bytes, "src", "mimicMemcpyPeerAsync");
-    if (to.device != dstDevice) {
-      fail(MIMIC_ERROR_WRONG_DEVICE,
-           "dst " + hexAddress(dst) + " is not on device " + std::to_string(dstDevice));
-    }
-    if (from.device != srcDevice) {
-      fail(MIMIC_ERROR_WRONG_DEVICE,
-           "src " + hexAddress(src) + " is not on device " + std::to_string(srcDevice));
-    }
-    auto q = rt.queue(queue, dstDevice);
-    enqueueCopy(rt, to, from, bytes, *q, "mimicMemcpyPeerAsync");
-    return MIMIC_SUCCESS;
-  });
+           rt.checkDevice(dstDevice, "dstDevice");
+           rt.checkDevice(srcDevice, "srcDevice");
+           Endpoint to = resolve(rt, dst, bytes, "dst", "mimicMemcpyPeerAsync");
+           Endpoint from = resolve(rt, src, bytes, "src", "mimicMemcpyPeerAsync");
+           if (to.device != dstDevice) {
+             fail(MIMIC_ERROR_WRONG_DEVICE,
+                  "dst " + hexAddress(dst) + " is not on device " + std::to_string(dstDevice));
+           }
+           if (from.device != srcDevice) {
+             fail(MIMIC_ERROR_WRONG_DEVICE,
+                  "src " + hexAddress(src) + " is not on device " + std::to_string(srcDevice));
+           }
+           auto q = rt.queue(queue, dstDevice);
+           enqueueCopy(rt, to, from, bytes, *q, "mimicMemcpyPeerAsync");
+           return MIMIC_SUCCESS;
+         });
 }
 
 mimicResult mimicMemsetAsync(void* dptr, int value, size_t bytes, mimicQueue queue) {
   RecordedCall call(CallId::MemsetAsync, {dptr, value, bytes, queue});
   return call.result = guarded(__func__, [&](Runtime& rt) {
-    Endpoint target = resolve(rt, dptr, bytes, "dptr", "mimicMemsetAsync");
-    if (target.device < 0) {
-      fail(MIMIC_ERROR_INVALID_DEVICE_POINTER,
-           "dptr " + hexAddress(dptr) + " is host memory, not a device pointer");
-    }
-    if (value < -128 || value > 255) {
-      fail(MIMIC_ERROR_INVALID_VALUE, "value " + std::to_string(value) + " is not a byte");
-    }
-    if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
-    auto q = rt.queue(queue, target.device);
-    if (q->device != target.device) {
-      fail(MIMIC_ERROR_WRONG_DEVICE, "the queue belongs to device " + std::to_string(q->device) +
-                                         ", dptr to device " + std::to_string(target.device));
-    }
-    std::memset(target.bytes, value, bytes);
-    auto cmd = std::make_unique<Command>();
-    cmd->kind = CommandKind::Transfer;
-    cmd->transfer = TransferKind::Fill;
-    cmd->bytes = bytes;
-    cmd->dstDevice = target.device;
-    if (rt.racecheck().enabled()) {
-      rt.racecheck().onCommand(q->id,
-                               {{target.device, target.address, target.address + bytes, true}},
-                               "mimicMemsetAsync", Tracer::correlation());
-    }
-    if (rt.memcheck().checking()) {
-      rt.memcheck().onAccesses(target.device, {{target.address, target.address + bytes, true}},
-                               "mimicMemsetAsync", Tracer::correlation());
-    }
-    rt.submit(*q, std::move(cmd));
-    return MIMIC_SUCCESS;
-  });
+           Endpoint target = resolve(rt, dptr, bytes, "dptr", "mimicMemsetAsync");
+           if (target.device < 0) {
+             fail(MIMIC_ERROR_INVALID_DEVICE_POINTER,
+                  "dptr " + hexAddress(dptr) + " is host memory, not a device pointer");
+           }
+           if (value < -128 || value > 255) {
+             fail(MIMIC_ERROR_INVALID_VALUE, "value " + std::to_string(value) + " is not a byte");
+           }
+           if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
+           auto q = rt.queue(queue, target.device);
+           if (q->device != target.device) {
+             fail(MIMIC_ERROR_WRONG_DEVICE, "the queue belongs to device " +
+                                                std::to_string(q->device) + ", dptr to device " +
+                                                std::to_string(target.device));
+           }
+           std::memset(target.bytes, value, bytes);
+           auto cmd = std::make_unique<Command>();
+           cmd->kind = CommandKind::Transfer;
+           cmd->transfer = TransferKind::Fill;
+           cmd->bytes = bytes;
+           cmd->dstDevice = target.device;
+           if (rt.racecheck().enabled()) {
+             rt.racecheck().onCommand(
+                 q->id, {{target.device, target.address, target.address + bytes, true}},
+                 "mimicMemsetAsync", Tracer::correlation());
+           }
+           if (rt.memcheck().checking()) {
+             rt.memcheck().onAccesses(target.device,
+                                      {{target.address, target.address + bytes, true}},
+                                      "mimicMemsetAsync", Tracer::correlation());
+           }
+           rt.submit(*q, std::move(cmd));
+           return MIMIC_SUCCESS;
+         });
 }
 
 mimicResult mimicMemGetHostView(const void* dptr, size_t bytes, void** view) {

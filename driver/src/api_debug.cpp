@@ -12,17 +12,17 @@ extern "C" {
 mimicResult mimicDebugInjectFault(mimicQueue queue, mimicResult error) {
   RecordedCall call(CallId::DebugInjectFault, {queue, error});
   return call.result = guarded(__func__, [&](Runtime& rt) {
-    if (!isStickyError(error)) {
-      fail(MIMIC_ERROR_INVALID_VALUE,
-           std::string(mimicGetErrorName(error)) + " is not a sticky device error");
-    }
-    auto q = rt.queue(queue, 0);
-    auto cmd = std::make_unique<mimic::sim::Command>();
-    cmd->kind = mimic::sim::CommandKind::Fault;
-    cmd->faultCode = error;
-    rt.submit(*q, std::move(cmd));
-    return MIMIC_SUCCESS;
-  });
+           if (!isStickyError(error)) {
+             fail(MIMIC_ERROR_INVALID_VALUE,
+                  std::string(mimicGetErrorName(error)) + " is not a sticky device error");
+           }
+           auto q = rt.queue(queue, 0);
+           auto cmd = std::make_unique<mimic::sim::Command>();
+           cmd->kind = mimic::sim::CommandKind::Fault;
+           cmd->faultCode = error;
+           rt.submit(*q, std::move(cmd));
+           return MIMIC_SUCCESS;
+         });
 }
 
 mimicResult mimicDebugGetRaceFindings(uint64_t* findings) {
@@ -114,9 +114,9 @@ mimicResult mimicDebugRegionUnregister(void* dptr) {
 mimicResult mimicDebugSetFaults(const char* spec) {
   RecordedCall call(CallId::DebugSetFaults, {spec});
   return call.result = guarded(__func__, [&](Runtime& rt) {
-    rt.setFaults(FaultPlan::parse(spec ? spec : "", rt.numDevices()));
-    return MIMIC_SUCCESS;
-  });
+           rt.setFaults(FaultPlan::parse(spec ? spec : "", rt.numDevices()));
+           return MIMIC_SUCCESS;
+         });
 }
 
 mimicResult mimicDebugGetLinkSlowdown(double* factor) {

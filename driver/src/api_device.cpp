@@ -83,29 +83,29 @@ mimicResult mimicDeviceGetProperties(int device, mimicDeviceProperties* props) {
 mimicResult mimicDeviceSynchronize(int device) {
   RecordedCall call(CallId::DeviceSynchronize, {device});
   return call.result = guarded(__func__, [&](Runtime& rt) {
-    rt.checkDevice(device);
-    rt.waitForDevice(device);
-    rt.checkSticky(device);
-    return MIMIC_SUCCESS;
-  });
+           rt.checkDevice(device);
+           rt.waitForDevice(device);
+           rt.checkSticky(device);
+           return MIMIC_SUCCESS;
+         });
 }
 
 mimicResult mimicDeviceReset(int device) {
   RecordedCall call(CallId::DeviceReset, {device});
   return call.result = guarded(__func__, [&](Runtime& rt) {
-    rt.checkDeviceIndex(device);
-    rt.resetDevice(device);
-    return MIMIC_SUCCESS;
-  });
+           rt.checkDeviceIndex(device);
+           rt.resetDevice(device);
+           return MIMIC_SUCCESS;
+         });
 }
 
 mimicResult mimicGetSimTime(uint64_t* simNs) {
   RecordedCall call(CallId::GetSimTime, {simNs});
   return call.result = guarded(__func__, [&](Runtime& rt) {
-    requireNotNull(simNs, "simNs");
-    *simNs = rt.sim().hostTime();
-    return MIMIC_SUCCESS;
-  });
+           requireNotNull(simNs, "simNs");
+           *simNs = rt.sim().hostTime();
+           return MIMIC_SUCCESS;
+         });
 }
 
 }  // extern "C"

@@ -74,38 +74,39 @@ mimicResult mimicQueueGetId(mimicQueue queue, int device, uint64_t* id) {
 mimicResult mimicQueueBeginRange(mimicQueue queue, int device, const char* name) {
   RecordedCall call(CallId::QueueBeginRange, {queue, device, name});
   return call.result = guarded(__func__, [&](Runtime& rt) {
-    requireNotNull(name, "name");
-    if (!queue) rt.checkDeviceIndex(device);
-    auto q = rt.queue(queue, device);
-    rt.checkSticky(q->device);
-    std::shared_ptr<mimic::sim::Completion> begin = submitMarker(rt, *q);
-    std::lock_guard<std::mutex> lock(rt.rangeMutex());
-    q->openRanges.emplace_back(name, std::move(begin));
-    return MIMIC_SUCCESS;
-  });
+           requireNotNull(name, "name");
+           if (!queue) rt.checkDeviceIndex(device);
+           auto q = rt.queue(queue, device);
+           rt.checkSticky(q->device);
+           std::shared_ptr<mimic::sim::Completion> begin = submitMarker(rt, *q);
+           std::lock_guard<std::mutex> lock(rt.rangeMutex());
+           q->openRanges.emplace_back(name, std::move(begin));
+           return MIMIC_SUCCESS;
+         });
 }
 
 mimicResult mimicQueueEndRange(mimicQueue queue, int device) {
   RecordedCall call(CallId::QueueEndRange, {queue, device});
   return call.result = guarded(__func__, [&](Runtime& rt) {
-    if (!queue) rt.checkDeviceIndex(device);
-    auto q = rt.queue(queue, device);
-    std::pair<std::string, std::shared_ptr<mimic::sim::Completion>> range;
-    {
-      std::lock_guard<std::mutex> lock(rt.rangeMutex());
-      if (q->openRanges.empty()) fail(MIMIC_ERROR_NO_OPEN_RANGE, "the queue has no open range");
-      range = std::move(q->openRanges.back());
-      q->openRanges.pop_back();
-    }
-    rt.checkSticky(q->device);
-    std::shared_ptr<mimic::sim::Completion> end = submitMarker(rt, *q);
-    if (rt.tracer().active()) {
-      mimicActivity a = newActivity(MIMIC_ACTIVITY_RANGE, q->device, q->id);
-      std::strncpy(a.name, range.first.c_str(), sizeof a.name - 1);
-      rt.tracer().add(a, end, range.second);
-    }
-    return MIMIC_SUCCESS;
-  });
+           if (!queue) rt.checkDeviceIndex(device);
+           auto q = rt.queue(queue, device);
+           std::pair<std::string, std::shared_ptr<mimic::sim::Completion>> range;
+           {
+             std::lock_guard<std::mutex> lock(rt.rangeMutex());
+             if (q->openRanges.empty())
+               fail(MIMIC_ERROR_NO_OPEN_RANGE, "the queue has no open range");
+             range = std::move(q->openRanges.back());
+             q->openRanges.pop_back();
+           }
+           rt.checkSticky(q->device);
+           std::shared_ptr<mimic::sim::Completion> end = submitMarker(rt, *q);
+           if (rt.tracer().active()) {
+             mimicActivity a = newActivity(MIMIC_ACTIVITY_RANGE, q->device, q->id);
+             std::strncpy(a.name, range.first.c_str(), sizeof a.name - 1);
+             rt.tracer().add(a, end, range.second);
+           }
+           return MIMIC_SUCCESS;
+         });
 }
 
 }  // extern "C"

@@ -82,5 +82,4 @@ std::vector<exec::HbmAccess> mergedAccesses(std::vector<exec::HbmAccess> accesse
   return out;
 }
 
-
 }  // namespace mimic::driver

@@ -166,8 +166,8 @@ void MemoryChecker::registerRegion(int device, uint64_t base, uint64_t size) {
   const Block* before = containing(shadow.regions, base);
   if ((before && before->live) ||
       (next != shadow.regions.end() && next->first < base + size && next->second.live)) {
-    fail(MIMIC_ERROR_INVALID_VALUE, "the region [" + hex(base) + ", " + hex(base + size) +
-                                        ") overlaps a live region");
+    fail(MIMIC_ERROR_INVALID_VALUE,
+         "the region [" + hex(base) + ", " + hex(base + size) + ") overlaps a live region");
   }
   forgetOverlapping(shadow.regions, base, base + size);
   markUnwritten(shadow, base, base + size);
@@ -284,12 +284,13 @@ void MemoryChecker::onInvalidAddress(int device, uint64_t address, const char* v
   const std::string who = issuer(what, correlation);
   std::lock_guard<std::mutex> lock(mutex_);
   Shadow& shadow = devices_[device];
-  const std::string at = " " + std::string(verb) + " " + hex(address) + " on device " + std::to_string(device);
+  const std::string at =
+      " " + std::string(verb) + " " + hex(address) + " on device " + std::to_string(device);
   if (const Block* freed = containing(shadow.allocations, address)) {
     sanitizer_.report(FindingKind::UseAfterFree,
                       who + "|" + sanitizer_.hostOp(freed->made.correlation),
-                      who + at + ", " + std::to_string(address - freed->base) +
-                          " bytes into " + describe(*freed, false) + " (use after free)");
+                      who + at + ", " + std::to_string(address - freed->base) + " bytes into " +
+                          describe(*freed, false) + " (use after free)");
     return;
   }
   auto next = shadow.allocations.upper_bound(address);
@@ -312,15 +313,16 @@ void MemoryChecker::onHostView(int device, uint64_t low, uint64_t high) {
 uint64_t MemoryChecker::checkLeaks() {
   std::lock_guard<std::mutex> lock(mutex_);
   uint64_t live = 0;
-  for (const auto& [device, shadow] : devices_) {
+  for (const auto& [deviceIndex, shadow] : devices_) {
+    const int device = deviceIndex;  // a lambda cannot capture a structured binding (C++17)
     auto leak = [&](const Block& block, bool region) {
       ++live;
       const std::string key = std::to_string(device) + "|" +
                               sanitizer_.hostOp(block.made.correlation) +
                               (block.made.correlation ? "" : hex(block.base));
-      sanitizer_.report(FindingKind::Leak, key,
-                        describe(block, region) + " on device " + std::to_string(device) +
-                            " was never freed");
+      sanitizer_.report(
+          FindingKind::Leak, key,
+          describe(block, region) + " on device " + std::to_string(device) + " was never freed");
     };
     for (const auto& [base, block] : shadow.allocations)
       if (block.live && !block.pool) leak(block, false);

@@ -9,9 +9,10 @@
 namespace mimic::driver {
 namespace {
 
-// Accesses kept per device: enough for the commands in flight between two synchronisations of
-// a training step; older ones are assumed ordered (a missed race, never a false one).
-constexpr size_t kRecentPerDevice = 4096;
+// Accesses kept per queue and device: enough for the commands in flight between two
+// synchronisations of a training step; older ones are assumed ordered (a missed race, never a
+// false one).
+constexpr size_t kRecentPerQueue = 4096;
 
 }  // namespace
 
@@ -34,19 +35,20 @@ void RaceChecker::onCommand(uint64_t queueId, const std::vector<DeviceAccess>& a
   const uint64_t epoch = ++q.clock[queueId];
   for (const DeviceAccess& a : accesses) {
     const Prior now{a.low, a.high, a.write, queueId, epoch, correlation, what};
-    for (const Prior& p : recent_[a.device]) {
-      if (p.queue == queueId || p.high <= a.low || a.high <= p.low) continue;
-      if (!p.write && !a.write) continue;
-      const bool ordered = p.queue < q.clock.size() && q.clock[p.queue] >= p.epoch;
-      if (!ordered) report(p, now, a.device);
+    for (const auto& [other, recent] : recent_[a.device]) {
+      if (other == queueId) continue;
+      // Epochs grow along a queue's list: only its newest accesses can be unordered.
+      const uint64_t orderedUpTo = other < q.clock.size() ? q.clock[other] : 0;
+      for (auto p = recent.rbegin(); p != recent.rend() && p->epoch > orderedUpTo; ++p) {
+        if (p->high <= a.low || a.high <= p->low || (!p->write && !a.write)) continue;
+        report(*p, now, a.device);
+      }
     }
   }
   for (const DeviceAccess& a : accesses) {
-    std::vector<Prior>& recent = recent_[a.device];
+    std::deque<Prior>& recent = recent_[a.device][queueId];
     recent.push_back({a.low, a.high, a.write, queueId, epoch, correlation, what});
-    if (recent.size() > kRecentPerDevice) {
-      recent.erase(recent.begin(), recent.begin() + (recent.size() - kRecentPerDevice));
-    }
+    if (recent.size() > kRecentPerQueue) recent.pop_front();
   }
 }
 
@@ -88,10 +90,12 @@ void RaceChecker::onHostWait(const std::vector<std::shared_ptr<sim::Completion>>
 
 void RaceChecker::onFree(int device, uint64_t base, uint64_t size) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<Prior>& recent = recent_[device];
-  recent.erase(std::remove_if(recent.begin(), recent.end(),
-                              [&](const Prior& p) { return p.low < base + size && base < p.high; }),
-               recent.end());
+  for (auto& [queueId, recent] : recent_[device]) {
+    recent.erase(
+        std::remove_if(recent.begin(), recent.end(),
+                       [&](const Prior& p) { return p.low < base + size && base < p.high; }),
+        recent.end());
+  }
 }
 
 std::string RaceChecker::issuer(const Prior& access) const {
@@ -109,8 +113,7 @@ void RaceChecker::report(const Prior& earlier, const Prior& later, int device) {
                         (earlier.write ? "wrote" : "read") +
                         ", and no event or host wait orders them (a missing wait_stream or "
                         "record_stream?): device " +
-                        std::to_string(device) + ", " +
-                        sim_.device(device).memory().describe(low));
+                        std::to_string(device) + ", " + sim_.device(device).memory().describe(low));
 }
 
 }  // namespace mimic::driver

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -71,7 +72,8 @@ class RaceChecker {
   Clock host_;
   std::map<uint64_t, QueueClock> queues_;
   std::map<const void*, std::pair<const sim::Completion*, Clock>> events_;
-  std::map<int, std::vector<Prior>> recent_;  // per device
+  // Recent accesses by device and queue, oldest first.
+  std::map<int, std::map<uint64_t, std::deque<Prior>>> recent_;
 };
 
 }  // namespace mimic::driver

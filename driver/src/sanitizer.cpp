@@ -39,9 +39,8 @@ const char* toolOf(FindingKind kind) {
 }
 
 const char* kindName(FindingKind kind) {
-  constexpr const char* names[kFindingKinds] = {"out_of_bounds",      "use_after_free",
-                                                "double_free",        "uninitialized_read",
-                                                "race",               "leak"};
+  constexpr const char* names[kFindingKinds] = {
+      "out_of_bounds", "use_after_free", "double_free", "uninitialized_read", "race", "leak"};
   return names[static_cast<int>(kind)];
 }
 
@@ -76,8 +75,9 @@ unsigned Sanitizer::parseTools(const std::string& list) {
     unsigned bit = 0;
     for (const Tool& tool : kTools)
       if (name == tool.name) bit = tool.bit;
-    if (name == "all") bit = MIMIC_SANITIZE_MEMCHECK | MIMIC_SANITIZE_RACECHECK |
-                             MIMIC_SANITIZE_INITCHECK | MIMIC_SANITIZE_LEAKCHECK;
+    if (name == "all")
+      bit = MIMIC_SANITIZE_MEMCHECK | MIMIC_SANITIZE_RACECHECK | MIMIC_SANITIZE_INITCHECK |
+            MIMIC_SANITIZE_LEAKCHECK;
     if (bit == 0) {
       fail(MIMIC_ERROR_INVALID_VALUE, "'" + name +
                                           "' is not a sanitizer tool (memcheck, racecheck, "

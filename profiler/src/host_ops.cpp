@@ -78,8 +78,8 @@ std::string pythonCaller() {
     const char* file = PyUnicode_AsUTF8(code->co_filename);
     if (file && !std::strstr(file, "/torch/") && !std::strstr(file, "/torch_mimic/")) {
       const char* base = std::strrchr(file, '/');
-      where = std::string(base ? base + 1 : file) + ":" +
-              std::to_string(PyFrame_GetLineNumber(frame));
+      where =
+          std::string(base ? base + 1 : file) + ":" + std::to_string(PyFrame_GetLineNumber(frame));
     }
     Py_DECREF(code);
     PyFrameObject* back = PyFrame_GetBack(frame);
@@ -98,14 +98,20 @@ std::string sanitizerName(const at::RecordFunction& fn) {
   return caller.empty() ? fn.name() : std::string(fn.name()) + " (" + caller + ")";
 }
 
+// Ops running on this thread: a backend primitive called straight from Python (say
+// torch_mimic.caching_allocator_alloc) is named for the sanitizer, as no aten op is around it.
+thread_local int opsRunning = 0;
+
 std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction& fn) {
-  if (isBackendPrimitive(fn)) return nullptr;
   Recorder& r = recorder();
+  const bool primitive = isBackendPrimitive(fn);
+  if (primitive && (opsRunning > 0 || !r.naming)) return nullptr;
   auto context = std::make_unique<OpContext>();
+  ++opsRunning;
   const int64_t id = r.nextId++;
   mimicTraceSetCorrelationId(uint64_t(id), &context->previousCorrelation);
   if (r.naming) mimicDebugNameCorrelation(uint64_t(id), sanitizerName(fn).c_str());
-  if (!r.profiling) return context;
+  if (!r.profiling || primitive) return context;
   std::lock_guard<std::mutex> lock(r.mutex);
   const auto thread = r.threads.emplace(std::this_thread::get_id(), int64_t(r.threads.size()));
   context->index = r.ops.size();
@@ -116,6 +122,7 @@ std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction& fn) {
 void onEnd(const at::RecordFunction&, at::ObserverContext* base) {
   auto* context = static_cast<OpContext*>(base);
   if (!context) return;
+  --opsRunning;
   mimicTraceSetCorrelationId(context->previousCorrelation, nullptr);
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mutex);

@@ -22,8 +22,7 @@ constexpr bool kClean = false;
 
 // scale2 (tests/engine/scale_kernels.h): dst[i] = 2 * src[i], 256 floats per workgroup.
 inline mimicFunction scaleKernel(int device) {
-  const std::vector<uint8_t> image =
-      mimic::isa::encodeImage(mimic::isa::assemble(kScaleKernels));
+  const std::vector<uint8_t> image = mimic::isa::encodeImage(mimic::isa::assemble(kScaleKernels));
   mimicModule module = nullptr;
   MIMIC_CHECK(mimicModuleLoad(device, image.data(), image.size(), &module));
   mimicFunction fn = nullptr;

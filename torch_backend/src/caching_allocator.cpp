@@ -27,8 +27,8 @@ constexpr uint8_t kPoison = 0xFF;
 bool sanitizing() {
   unsigned tools = 0;
   mimicDebugGetSanitizer(&tools);
-  return (tools & (MIMIC_SANITIZE_MEMCHECK | MIMIC_SANITIZE_INITCHECK |
-                   MIMIC_SANITIZE_LEAKCHECK)) != 0;
+  return (tools &
+          (MIMIC_SANITIZE_MEMCHECK | MIMIC_SANITIZE_INITCHECK | MIMIC_SANITIZE_LEAKCHECK)) != 0;
 }
 
 struct Block {

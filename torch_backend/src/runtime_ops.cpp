@@ -165,10 +165,10 @@ void rawDelete(int64_t address) {
     lock.unlock();
     // The sanitizer, if on, knows whether this was freed before and reports the double free.
     const mimicResult result = mimicDebugRegionUnregister(reinterpret_cast<void*>(address));
-    TORCH_CHECK(false, "mimic: caching_allocator_delete: 0x", std::hex, address,
-                " is not a live allocation of caching_allocator_alloc",
-                result == MIMIC_ERROR_DOUBLE_FREE ? " (it was already deleted: a double free)"
-                                                  : "");
+    TORCH_CHECK(
+        false, "mimic: caching_allocator_delete: 0x", std::hex, address,
+        " is not a live allocation of caching_allocator_alloc",
+        result == MIMIC_ERROR_DOUBLE_FREE ? " (it was already deleted: a double free)" : "");
   }
   c10::DataPtr data = std::move(it->second);
   rawAllocations().erase(it);
