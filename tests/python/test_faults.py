@@ -39,6 +39,41 @@ def test_device_faults_are_runtime_errors(faults, code):
     assert code in done.stderr and "injected fault" in done.stderr, done.stderr
 
 
+RECOVERY = """
+import torch, torch_mimic
+dev = torch.device("privateuseone", 0)
+kept = torch.arange(1000, dtype=torch.float32, device=dev)
+x = torch.ones(1024, device=dev)
+try:
+    for _ in range(4):
+        x = x * 2 + 1
+    torch_mimic.synchronize()
+    raise SystemExit("no fault")
+except RuntimeError as error:
+    assert "{code}" in str(error), error
+try:
+    torch.ones(4, device=dev).sum().item()
+    raise SystemExit("the failed device kept working")
+except RuntimeError as error:
+    assert "mimicDeviceReset" in str(error), error
+torch_mimic.reset_device()
+del kept, x  # made before the reset: their memory is gone, freeing them is harmless
+y = torch.arange(1000, dtype=torch.float32, device=dev)
+assert (y * 2).sum().item() == 999000.0
+assert torch_mimic.memory_allocated() == 4096, torch_mimic.memory_allocated()
+print("recovered")
+"""
+
+
+@pytest.mark.parametrize("faults, code", [
+    ("ecc_at_kernel=3", "MIMIC_ERROR_ECC_UNCORRECTABLE"),
+    ("hang_at_kernel=2", "MIMIC_ERROR_LAUNCH_TIMEOUT"),
+])
+def test_reset_device_recovers_from_a_sticky_error(faults, code):
+    done = run_with_faults(faults, RECOVERY.replace("{code}", code))
+    assert done.returncode == 0 and "recovered" in done.stdout, done.stderr
+
+
 def test_injected_oom_is_an_out_of_memory_error():
     program = """
 import torch, torch_mimic

@@ -36,6 +36,7 @@ struct Block {
   size_t size = 0;
   size_t requested = 0;  // by the tensor that holds it now
   int device = 0;
+  uint64_t generation = 0;  // the device's resets before the block was made
   c10::StreamId stream = 0;
   std::set<c10::StreamId> usedBy;  // other streams, from recordStream
 };
@@ -99,6 +100,10 @@ class State {
 
   void release(Block* block) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (block->generation != generations_.at(block->device)) {
+      delete block;  // a device reset took its memory already
+      return;
+    }
     stats_.at(block->device).allocatedBytes -= block->size;
     if (sanitizing()) poisonAndUnregister(*block);
     if (!caching_) {
@@ -129,6 +134,34 @@ class State {
   void emptyCache() {
     std::lock_guard<std::mutex> lock(mutex_);
     releaseCache(-1);
+  }
+
+  // mimicDeviceReset frees every allocation of the device: the cache forgets its blocks there,
+  // and blocks of live tensors are dropped when those tensors go.
+  void resetDevice(int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = cache_.begin(); it != cache_.end();) {
+      if (std::get<0>(*it) == device) {
+        delete std::get<3>(*it);
+        it = cache_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->block->device != device) {
+        ++it;
+        continue;
+      }
+      for (mimicEvent event : it->events) mimicEventDestroy(event);
+      delete it->block;
+      it = pending_.erase(it);
+    }
+    ++generations_.at(device);
+    AllocatorStats& s = stats_.at(device);
+    s.allocatedBytes = 0;
+    s.reservedBytes = 0;
+    MIMIC_TORCH_CHECK(mimicDeviceReset(device));
   }
 
   AllocatorStats stats(int device) {
@@ -194,7 +227,7 @@ class State {
     ++s.driverAllocations;
     s.reservedBytes += size;
     s.peakReservedBytes = std::max(s.peakReservedBytes, s.reservedBytes);
-    return new Block{ptr, size, 0, device, stream, {}};
+    return new Block{ptr, size, 0, device, generations_.at(device), stream, {}};
   }
 
   void freeToDriver(Block* block) {
@@ -290,6 +323,7 @@ class State {
   std::set<Key> cache_;
   std::vector<PendingFree> pending_;
   std::array<AllocatorStats, kMaxDevices> stats_{};
+  std::array<uint64_t, kMaxDevices> generations_{};
 };
 
 State& state() {
@@ -327,6 +361,10 @@ void CachingAllocator::recordStream(const c10::DataPtr& data, const c10::Stream&
 
 void CachingAllocator::emptyCache() const {
   state().emptyCache();
+}
+
+void CachingAllocator::resetDevice(int device) const {
+  state().resetDevice(device);
 }
 AllocatorStats CachingAllocator::stats(int device) const {
   return state().stats(device);

@@ -39,6 +39,9 @@ class CachingAllocator final : public c10::Allocator {
   void recordStream(const c10::DataPtr& data, const c10::Stream& stream) const;
   // Returns every unused cached block to the driver.
   void emptyCache() const;
+  // Resets the device after a sticky error (mimicDeviceReset): its memory is gone, so tensors
+  // made before are lost; the allocator starts afresh there.
+  void resetDevice(int device) const;
   AllocatorStats stats(int device) const;
   void resetPeakStats(int device) const;
   std::string summary(int device) const;

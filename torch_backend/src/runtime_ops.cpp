@@ -134,6 +134,10 @@ void resetPeakMemoryStats(int64_t device) {
 void emptyCache() {
   cachingAllocator().emptyCache();
 }
+void resetDevice(int64_t device) {
+  ensureInitialized();
+  cachingAllocator().resetDevice(static_cast<int>(device));
+}
 std::string memorySummary(int64_t device) {
   ensureInitialized();
   return cachingAllocator().summary(static_cast<int>(device));
@@ -254,6 +258,7 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
   m.def("memory_stats(int device) -> int[]", memoryStats);
   m.def("reset_peak_memory_stats(int device) -> ()", resetPeakMemoryStats);
   m.def("empty_cache() -> ()", emptyCache);
+  m.def("reset_device(int device) -> ()", resetDevice);
   m.def("memory_summary(int device) -> str", memorySummary);
   m.def("sanitizer_tools() -> int", sanitizerTools);
   m.def("sanitizer_set_tools(int tools) -> ()", sanitizerSetTools);

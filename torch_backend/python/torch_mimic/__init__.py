@@ -17,6 +17,7 @@ from ._device import (  # noqa: E402
     device_count,
     get_device_properties,
     is_available,
+    reset_device,
     set_device,
     sim_time,
     synchronize,
@@ -61,6 +62,6 @@ __all__ = [
     "get_device_properties", "get_rng_state", "initial_seed", "is_available", "is_pinned",
     "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
     "memory_allocated", "memory_reserved", "memory_stats", "memory_summary", "pin_memory",
-    "reset_fallback_report", "reset_peak_memory_stats", "seed", "set_device", "set_rng_state",
+    "reset_device", "reset_fallback_report", "reset_peak_memory_stats", "seed", "set_device", "set_rng_state",
     "sim_time", "stream", "synchronize",
 ]

@@ -49,6 +49,14 @@ def synchronize(device=None):
     _ops.synchronize(_index(device))
 
 
+def reset_device(device=None):
+    """Recovers a device that failed with a sticky error (an ECC error, a hung kernel, a lost
+    device: every later call raised RuntimeError): the device is reset, as cudaDeviceReset does.
+    Its memory is gone, so tensors made on it before the reset must not be used again; streams
+    and events stay valid."""
+    _ops.reset_device(_index(device))
+
+
 def sim_time():
     """The simulated clock, in nanoseconds: the host's view of simulated time."""
     return _ops.sim_time()
