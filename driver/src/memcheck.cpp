@@ -109,12 +109,7 @@ void MemoryChecker::onAlloc(int device, uint64_t base, uint64_t size) {
   forgetOverlapping(shadow.allocations, base, base + size);
   forgetOverlapping(shadow.regions, base, base + size);
   markUnwritten(shadow, base, base + size);
-  Block block;
-  block.base = base;
-  block.size = size;
-  block.number = ++allocations_;
-  block.made = made;
-  shadow.allocations[base] = block;
+  shadow.allocations[base] = Block{base, size, ++allocations_, made, Site{}, true, false};
 }
 
 void MemoryChecker::onFree(int device, uint64_t base) {
@@ -173,12 +168,7 @@ void MemoryChecker::registerRegion(int device, uint64_t base, uint64_t size) {
   markUnwritten(shadow, base, base + size);
   auto pool = shadow.allocations.upper_bound(base);
   if (pool != shadow.allocations.begin()) std::prev(pool)->second.pool = true;
-  Block block;
-  block.base = base;
-  block.size = size;
-  block.number = ++regions_;
-  block.made = made;
-  shadow.regions[base] = block;
+  shadow.regions[base] = Block{base, size, ++regions_, made, Site{}, true, false};
 }
 
 void MemoryChecker::unregisterRegion(int device, uint64_t base) {
