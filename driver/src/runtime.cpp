@@ -35,6 +35,8 @@ void shutdownAtExit() {
   if (Runtime* runtime = globalRuntime.load()) runtime->sim().stop();
 }
 
+}  // namespace
+
 mimicResult configErrorResult(const sim::ConfigError& e) {
   switch (e.kind()) {
     case sim::ConfigError::Kind::UnknownPreset:
@@ -46,8 +48,6 @@ mimicResult configErrorResult(const sim::ConfigError& e) {
   }
   return MIMIC_ERROR_INVALID_CONFIG_VALUE;
 }
-
-}  // namespace
 
 Runtime* Runtime::instance() {
   return globalRuntime.load(std::memory_order_acquire);

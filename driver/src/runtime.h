@@ -167,6 +167,9 @@ class Runtime {
   std::map<uintptr_t, size_t> pinned_;
 };
 
+// The result code of a configuration error (mimicInit*, mimicPresetDescribe).
+mimicResult configErrorResult(const sim::ConfigError& e);
+
 // Runs an API function body: checks that mimic is initialised and that the caller is not a
 // host function on the simulation thread, and turns ApiError into the result code.
 template <typename Body>

@@ -384,6 +384,48 @@ typedef struct mimicKernelCounters {
  * MIMIC_ERROR_INVALID_QUEUE, MIMIC_ERROR_NO_KERNEL, a sticky error. */
 mimicResult mimicQueueGetKernelCounters(mimicQueue queue, mimicKernelCounters* counters);
 
+/* ---------------------------------------------------------------------------------------- */
+/* Presets: the named configurations compiled into the library (sim/presets/). These functions
+ * build no simulation, so they need no mimicInit, and they read no environment variable: what
+ * they describe depends on their arguments only.                                            */
+
+/* The lengths below hold every built-in field, default and description; a value longer than
+ * its field (only an override or a preset file can set one) is an error, never truncated. */
+#define MIMIC_PRESET_FIELD_CHARS 64
+#define MIMIC_PRESET_VALUE_CHARS 128
+#define MIMIC_PRESET_DESCRIPTION_CHARS 256
+
+typedef struct mimicPresetParam {
+  char field[MIMIC_PRESET_FIELD_CHARS];        /* "hbm.bandwidth_gbps" */
+  char value[MIMIC_PRESET_VALUE_CHARS];        /* in effect: the overrides', else the preset's,
+                                                  else the default */
+  char presetValue[MIMIC_PRESET_VALUE_CHARS];  /* the same without the overrides */
+  char defaultValue[MIMIC_PRESET_VALUE_CHARS]; /* when no preset sets the field */
+  char description[MIMIC_PRESET_DESCRIPTION_CHARS];
+  int setByPreset; /* 1 if the preset (or one it inherits) sets the field */
+  int overridden;  /* 1 if the overrides set the field (value is then the override's) */
+} mimicPresetParam;
+
+/* The number of built-in presets. Returns MIMIC_ERROR_NULL_POINTER. */
+mimicResult mimicPresetGetCount(int* count);
+/* *name: the built-in preset at index (0 .. count-1), in name order; the string stays valid for
+ * the life of the process. Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_VALUE (index
+ * out of range). */
+mimicResult mimicPresetGetName(int index, const char** name);
+/* Every parameter of the model for a preset (a built-in name or a path to a preset file) with
+ * overrides applied ("field=value,field=value"; NULL or "" for none), in the model's order.
+ * *count receives the number of parameters; the first min(count, capacity) are written to
+ * params, which may be NULL when capacity is 0 (to ask for the count). The configuration is
+ * checked as mimicInit checks it.
+ * Returns MIMIC_ERROR_NULL_POINTER (preset or count, or params with capacity > 0),
+ * MIMIC_ERROR_INVALID_VALUE (capacity < 0), MIMIC_ERROR_UNKNOWN_PRESET (no such preset, or an
+ * unreadable file), MIMIC_ERROR_UNKNOWN_CONFIG_FIELD (the preset or the overrides set a field
+ * the model does not have), MIMIC_ERROR_INVALID_CONFIG_VALUE (a value the field does not
+ * accept, an override not of the form field=value, or a value longer than
+ * MIMIC_PRESET_VALUE_CHARS - 1). mimicGetErrorDetail names the preset or the field. */
+mimicResult mimicPresetDescribe(const char* preset, const char* overrides, mimicPresetParam* params,
+                                int capacity, int* count);
+
 #ifdef __cplusplus
 }
 #endif

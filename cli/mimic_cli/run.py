@@ -1,0 +1,63 @@
+"""mimic run SCRIPT.py: runs a PyTorch script on the simulated devices with the profiler on, then
+reports where simulated time went, the top kernels, the saved trace and timeline, and the
+sanitizer's findings."""
+import os
+import tempfile
+
+from . import presets_api
+from .common import (add_device_options, base_overrides, child_env, parse_sanitize, positive_int,
+                     require_output_dir, require_script, run_script)
+from .report import format_run_report
+
+
+TAKES_SCRIPT_ARGS = True
+USAGE = ("mimic run SCRIPT.py [--preset P] [--devices N] [--trace FILE] [--sanitize TOOLS] "
+         "[--top N] [-- ARGS...]")
+
+
+def add_parser(subparsers):
+    parser = subparsers.add_parser(
+        "run", usage=USAGE,
+        help="run a PyTorch script on the simulated devices and report on it",
+        description="Runs SCRIPT as __main__ in a child process on the simulated devices "
+                    "(torch.device('privateuseone', i)), profiled from start to end, then prints "
+                    "the simulated time breakdown and the top kernels and saves the trace. "
+                    "Arguments after -- go to the script. Scripts may call mimic_cli.step() "
+                    "after each training step to get step times.")
+    parser.add_argument("script", help="the Python script to run")
+    add_device_options(parser)
+    parser.add_argument("--trace", metavar="FILE",
+                        help="Chrome trace JSON to write (default: SCRIPT's name + .trace.json "
+                             "in the current directory); the HTML timeline goes beside it")
+    parser.add_argument("--sanitize", metavar="TOOLS",
+                        help="memcheck,racecheck,initcheck,leakcheck or all: check the run")
+    parser.add_argument("--top", type=positive_int, default=10, metavar="N",
+                        help="kernels in the table (default 10)")
+    return parser
+
+
+def run(args):
+    require_script(args.script)
+    presets_api.check(args.preset, base_overrides(args.devices))
+    sanitize = parse_sanitize(args.sanitize) if args.sanitize is not None else None
+    stem = os.path.splitext(os.path.basename(args.script))[0]
+    # Absolute, so that a script that changes directory still writes where the user asked.
+    trace = os.path.abspath(args.trace or f"{stem}.trace.json")
+    timeline = os.path.splitext(trace)[0] + ".html"
+    require_output_dir(trace, "--trace")
+    with tempfile.TemporaryDirectory(prefix="mimic-run-") as scratch:
+        report_path = os.path.join(scratch, "sanitizer.json") if sanitize else None
+        env = child_env(args.preset, args.devices, sanitize=sanitize, sanitize_report=report_path)
+        print(f"mimic: running {args.script} on preset {args.preset}"
+              + (f", {args.devices} devices" if args.devices else "") + " ...", flush=True)
+        code, seconds, result = run_script(args.script, args.script_args, env,
+                                           os.path.join(scratch, "result.json"), trace, timeline,
+                                           args.top)
+        print(f"\n==== mimic report: {args.script} ({seconds:.1f} s wall) ====")
+        if result is None:
+            print(f"mimic: {args.script} stopped before the report could be made (exit {code})")
+            return code or 1
+        print(format_run_report(result, report_path))
+    if code:
+        print(f"\nmimic: {args.script} exited with code {code}")
+    return code
