@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mimic's two commands:
-#   ./run.sh        install what is missing, build, and run the main job on the default preset
+#   ./run.sh        install what is missing, build, and run the main job (`mimic demo`: DDP
+#                   training of a small transformer on 2 simulated devices) on the default preset
 #   ./run.sh test   install what is missing, build, run every test, a short fuzz run and the
 #                   stress program under the sanitizers
 # Both are idempotent; a second run only rebuilds what changed.
@@ -25,7 +26,7 @@ cmake --build "$BUILD_DIR" -j2
 export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 
 if [[ "$mode" == demo ]]; then
-  exec "$BUILD_DIR/examples/mimic-device-tour"
+  exec "$BUILD_DIR/bin/mimic" demo
 fi
 (cd "$BUILD_DIR" && ctest -j2 --output-on-failure --timeout 300)
 # Fuzzing and the stress program under AddressSanitizer and ThreadSanitizer (clang builds of
