@@ -68,7 +68,9 @@ void Preset::parse(const std::string& text, const std::string& source, int depth
   int lineNo = 0;
   while (std::getline(in, line)) {
     ++lineNo;
-    line = trim(line.substr(0, line.find('#')));
+    const size_t hash = line.find('#');
+    const std::string comment = hash == std::string::npos ? "" : trim(line.substr(hash + 1));
+    line = trim(line.substr(0, hash));
     if (line.empty()) continue;
     size_t eq = line.find('=');
     if (eq == std::string::npos) {
@@ -81,7 +83,7 @@ void Preset::parse(const std::string& text, const std::string& source, int depth
     if (field == "inherit") {
       parse(readPresetText(value), value, depth + 1);
     } else {
-      set(field, value, "preset '" + source + "'");
+      set(field, value, "preset '" + source + "'", comment);
     }
   }
 }
@@ -97,18 +99,25 @@ void Preset::applyOverrides(const std::string& overrides) {
       throw ConfigError(ConfigError::Kind::InvalidValue,
                         "override '" + item + "' is not of the form field=value");
     }
-    set(trim(item.substr(0, eq)), trim(item.substr(eq + 1)), "override");
+    set(trim(item.substr(0, eq)), trim(item.substr(eq + 1)), "override", "override");
   }
 }
 
-void Preset::set(const std::string& field, const std::string& value, const std::string& origin) {
+void Preset::set(const std::string& field, const std::string& value, const std::string& origin,
+                 const std::string& source) {
   values_[field] = value;
   origins_[field] = origin;
+  sources_[field] = source;
 }
 
 std::string Preset::originOf(const std::string& field) const {
   auto it = origins_.find(field);
   return it == origins_.end() ? "default" : it->second;
+}
+
+std::string Preset::sourceOf(const std::string& field) const {
+  auto it = sources_.find(field);
+  return it == sources_.end() ? "" : it->second;
 }
 
 }  // namespace mimic::sim

@@ -8,6 +8,9 @@ TOPOLOGY = {"ring": "ring", "full_mesh": "full mesh", "switch": "switch"}
 SIZE_SUFFIXES = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10),
                  ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("T", 1 << 40),
                  ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10), ("B", 1))
+SHOW_WIDTH = 100  # columns of `presets show`
+VALUE_COLUMN_MAX = 28
+SOURCE_MIN_WIDTH = 30
 
 
 def add_parser(subparsers):
@@ -16,7 +19,8 @@ def add_parser(subparsers):
         help="list the presets, or show every parameter of one",
         description="Without arguments: the built-in presets side by side. "
                     "`mimic presets show NAME`: every parameter of the model with its value, "
-                    "default and description; --set marks what overrides change (old -> new).")
+                    "default, source and description; --set marks what overrides change "
+                    "(old -> new).")
     parser.add_argument("action", nargs="?", choices=["show"], help="show one preset")
     parser.add_argument("name", nargs="?", help="preset name or .preset file (with show)")
     parser.add_argument("--set", metavar="FIELD=VALUE,...", default="",
@@ -94,10 +98,30 @@ def _readable_default(param):
     return default
 
 
-def show(name, overrides):
+def _value_text(p):
+    """The value column of one parameter: old -> new for an override, and its default."""
+    if p["overridden"] and p["value"] != p["preset_value"]:
+        value = f"{p['preset_value']} -> {p['value']}"
+    else:
+        value = p["value"]
+    if not p["set_by_preset"] and not p["overridden"]:
+        return f"{value}  (default)"
+    if p["value"] != p["default"]:
+        return f"{value}  (default {_readable_default(p)})"
+    return value
+
+
+def show(name, overrides, width=SHOW_WIDTH):
     params = presets_api.describe(name, overrides)
-    width = max(len(p["field"]) for p in params)
+    field_width = max(len(p["field"]) for p in params)
+    values = {p["field"]: _value_text(p) for p in params}
+    # Long values (overrides with their defaults) spill the source onto the next line rather
+    # than push every source far to the right.
+    value_width = min(max(len(v) for v in values.values()), VALUE_COLUMN_MAX)
+    source_column = 2 + field_width + 2 + value_width + 2
+    source_width = max(width - source_column, SOURCE_MIN_WIDTH)
     print(f"preset {name}" + (f" with {overrides}" if overrides else ""))
+    print(f"\n  {'field':<{field_width}}  {'value':<{value_width}}  source")
     # Sections in the order they first appear; the model reads some fields out of turn.
     sections = list(dict.fromkeys(p["field"].split(".")[0] for p in params))
     params = sorted(params, key=lambda p: sections.index(p["field"].split(".")[0]))
@@ -107,22 +131,22 @@ def show(name, overrides):
         if group != section:
             print(f"\n[{group}]")
             section = group
-        if p["overridden"] and p["value"] != p["preset_value"]:
-            value = f"{p['preset_value']} -> {p['value']}"
-        else:
-            value = p["value"]
-        if not p["set_by_preset"] and not p["overridden"]:
-            note = "  (default)"
-        elif p["value"] != p["default"]:
-            note = f"  (default {_readable_default(p)})"
-        else:
-            note = ""
         mark = "*" if p["overridden"] else " "
-        print(f"{mark} {p['field']:<{width}}  {value}{note}")
-        for line in textwrap.wrap(p["description"], 88 - width):
-            print(f"  {'':<{width}}    {line}")
+        head = f"{mark} {p['field']:<{field_width}}  {values[p['field']]}"
+        source = textwrap.wrap(p["source"] or "-", source_width)
+        if len(head) > source_column - 2:
+            print(head)
+            head = ""
+        print(f"{head:<{source_column}}{source[0]}")
+        for line in source[1:]:
+            print(f"{'':<{source_column}}{line}")
+        for line in textwrap.wrap(p["description"], width - 12 - field_width):
+            print(f"  {'':<{field_width}}    {line}")
     aliases = ", ".join(f"{a}={f}" for a, f in sorted(presets_api.ALIASES.items()))
-    print("\n* set by --set.\n" + textwrap.fill(f"Aliases for --set and --vary: {aliases}", 100))
+    print("\n" + textwrap.fill("* set by --set. source: where the value comes from (the comment "
+                               "at the end of its line in the preset file); - when none is "
+                               "given.", width))
+    print(textwrap.fill(f"Aliases for --set and --vary: {aliases}", width))
 
 
 def run(args):

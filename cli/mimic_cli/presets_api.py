@@ -10,7 +10,7 @@ import difflib
 from . import _build
 from .common import UsageError
 
-FIELD_CHARS, VALUE_CHARS, DESCRIPTION_CHARS = 64, 128, 256
+FIELD_CHARS, VALUE_CHARS, DESCRIPTION_CHARS, SOURCE_CHARS = 64, 128, 256, 256
 
 # alias -> field, for --vary and --set; `mimic presets show` prints the list.
 ALIASES = {
@@ -38,6 +38,7 @@ class _Param(ctypes.Structure):
                 ("presetValue", ctypes.c_char * VALUE_CHARS),
                 ("defaultValue", ctypes.c_char * VALUE_CHARS),
                 ("description", ctypes.c_char * DESCRIPTION_CHARS),
+                ("source", ctypes.c_char * SOURCE_CHARS),
                 ("setByPreset", ctypes.c_int), ("overridden", ctypes.c_int)]
 
 
@@ -90,7 +91,7 @@ def names():
 
 
 def describe_raw(preset, overrides=""):
-    """Every parameter as a dict (field, value, preset_value, default, description,
+    """Every parameter as a dict (field, value, preset_value, default, description, source,
     set_by_preset, overridden); raises PresetError."""
     count = ctypes.c_int()
     preset_b, overrides_b = preset.encode(), (overrides or "").encode()
@@ -100,7 +101,8 @@ def describe_raw(preset, overrides=""):
                                       ctypes.byref(count)))
     return [{"field": p.field.decode(), "value": p.value.decode(),
              "preset_value": p.presetValue.decode(), "default": p.defaultValue.decode(),
-             "description": p.description.decode(), "set_by_preset": bool(p.setByPreset),
+             "description": p.description.decode(), "source": p.source.decode(),
+             "set_by_preset": bool(p.setByPreset),
              "overridden": bool(p.overridden)} for p in params]
 
 

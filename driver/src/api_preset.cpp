@@ -30,10 +30,12 @@ const std::vector<const char*>& presetNames() {
 // Copies text into a fixed field; a value too long for it is the caller's configuration error,
 // since a silently cut value would describe a configuration that is not the one in effect.
 template <size_t N>
-void copyField(char (&out)[N], const std::string& text, const std::string& field) {
+void copyField(char (&out)[N], const std::string& text, const std::string& field,
+               const char* what = "value") {
   if (text.size() >= N) {
-    fail(MIMIC_ERROR_INVALID_CONFIG_VALUE, "the value of field '" + field + "' is longer than " +
-                                               std::to_string(N - 1) + " characters");
+    fail(MIMIC_ERROR_INVALID_CONFIG_VALUE, std::string("the ") + what + " of field '" + field +
+                                               "' is longer than " + std::to_string(N - 1) +
+                                               " characters");
   }
   std::memcpy(out, text.c_str(), text.size() + 1);
 }
@@ -110,6 +112,7 @@ mimicResult mimicPresetDescribe(const char* preset, const char* overrides, mimic
       copyField(p.presetValue, presetValue, spec.name);
       copyField(p.defaultValue, spec.defaultValue, spec.name);
       copyField(p.description, spec.description, spec.name);
+      copyField(p.source, chosen.sourceOf(spec.name), spec.name, "source");
       p.setByPreset = base.values().count(spec.name) ? 1 : 0;
       p.overridden = onlyOverrides.values().count(spec.name) ? 1 : 0;
       params[i] = p;

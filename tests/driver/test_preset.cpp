@@ -1,5 +1,9 @@
 // mimicPreset*: listing the built-in presets and describing a configuration, without mimicInit.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -26,6 +30,26 @@ const mimicPresetParam* find(const std::vector<mimicPresetParam>& params, const 
   ADD_FAILURE() << "no parameter " << field;
   return nullptr;
 }
+
+// A preset file in /tmp, removed when the test ends.
+class TempPresetFile {
+ public:
+  explicit TempPresetFile(const std::string& text) {
+    char name[] = "/tmp/mimic_test_XXXXXX.preset";
+    int fd = mkstemps(name, 7);
+    EXPECT_GE(fd, 0);
+    if (fd >= 0) {
+      EXPECT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+      close(fd);
+    }
+    path_ = name;
+  }
+  ~TempPresetFile() { std::remove(path_.c_str()); }
+  const char* path() const { return path_.c_str(); }
+
+ private:
+  std::string path_;
+};
 
 std::string detail() {
   const char* text = nullptr;
@@ -146,6 +170,70 @@ TEST(Preset, DescribeRejectsBadValuesAndMalformedOverrides) {
   mimicPresetParam params[64];
   EXPECT_RESULT(MIMIC_ERROR_INVALID_CONFIG_VALUE,
                 mimicPresetDescribe("tiny", longName.c_str(), params, 64, &count));
+}
+
+TEST(Preset, TheCommentAtTheEndOfAValuesLineIsItsSource) {
+  TempPresetFile parent(
+      "# a whole-line comment is no field's source\n"
+      "inherit = tiny\n"
+      "hbm.bandwidth_gbps = 123   #  A datasheet, table 2  \n"
+      "hbm.latency_ns = 300       # a paper\n"
+      "compute.units = 8\n");
+  TempPresetFile child(std::string("inherit = ") + parent.path() +
+                       "  # not a source: inherit is no field\n"
+                       "hbm.latency_ns = 400\n");
+  auto params = describe(child.path(), "compute.lanes=32");
+  const mimicPresetParam* hbm = find(params, "hbm.bandwidth_gbps");
+  ASSERT_NE(hbm, nullptr);
+  EXPECT_STREQ(hbm->value, "123");
+  EXPECT_STREQ(hbm->source, "A datasheet, table 2");  // inherited, with the parent's source
+  const mimicPresetParam* latency = find(params, "hbm.latency_ns");
+  ASSERT_NE(latency, nullptr);
+  EXPECT_STREQ(latency->value, "400");
+  EXPECT_STREQ(latency->source, "");  // the child set it again without one
+  const mimicPresetParam* units = find(params, "compute.units");
+  ASSERT_NE(units, nullptr);
+  EXPECT_STREQ(units->source, "");  // a value without a trailing comment
+  const mimicPresetParam* lanes = find(params, "compute.lanes");
+  ASSERT_NE(lanes, nullptr);
+  EXPECT_STREQ(lanes->source, "override");
+  const mimicPresetParam* sload = find(params, "isa.sload_cycles");
+  ASSERT_NE(sload, nullptr);
+  EXPECT_STREQ(sload->source, "");  // the default is in effect
+}
+
+TEST(Preset, AHashEndsTheValueAndStartsItsSource) {
+  TempPresetFile file("inherit = tiny\ndevice.name = mimic#2\n");
+  auto params = describe(file.path(), nullptr);
+  const mimicPresetParam* name = find(params, "device.name");
+  ASSERT_NE(name, nullptr);
+  EXPECT_STREQ(name->value, "mimic");
+  EXPECT_STREQ(name->source, "2");
+}
+
+TEST(Preset, DescribeRejectsASourceTooLongForItsField) {
+  TempPresetFile file("inherit = tiny\nhbm.latency_ns = 300 # " +
+                      std::string(MIMIC_PRESET_SOURCE_CHARS, 's') + "\n");
+  int count = 0;
+  ASSERT_OK(mimicPresetDescribe(file.path(), nullptr, nullptr, 0, &count));  // only the count
+  std::vector<mimicPresetParam> params(count);
+  EXPECT_RESULT(MIMIC_ERROR_INVALID_CONFIG_VALUE,
+                mimicPresetDescribe(file.path(), nullptr, params.data(), count, &count));
+  EXPECT_NE(detail().find("source of field 'hbm.latency_ns'"), std::string::npos) << detail();
+}
+
+TEST(Preset, EveryBuiltInPresetDescribesWithItsSources) {
+  int count = 0;
+  ASSERT_OK(mimicPresetGetCount(&count));
+  for (int i = 0; i < count; ++i) {
+    const char* name = nullptr;
+    ASSERT_OK(mimicPresetGetName(i, &name));
+    int params = 0;
+    EXPECT_RESULT(MIMIC_SUCCESS, mimicPresetDescribe(name, nullptr, nullptr, 0, &params));
+    std::vector<mimicPresetParam> all(params);
+    const mimicResult result = mimicPresetDescribe(name, nullptr, all.data(), params, &params);
+    EXPECT_EQ(result, MIMIC_SUCCESS) << name << ": " << detail();
+  }
 }
 
 }  // namespace

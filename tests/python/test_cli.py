@@ -79,6 +79,24 @@ def test_presets_show_marks_overrides_old_to_new_and_describes_every_field():
     assert "cycles of a scalar load" in out  # descriptions come from the model
 
 
+def test_presets_show_prints_each_values_source(tmp_path):
+    preset = tmp_path / "sourced.preset"
+    preset.write_text("inherit = tiny\n"
+                      "hbm.bandwidth_gbps = 123  # A datasheet, table 2\n"
+                      "compute.units = 8\n")
+    code, out, err = mimic("presets", "show", preset, "--set", "compute.lanes=32")
+    assert code == 0, err
+    header = next(l for l in out.splitlines() if l.split()[:3] == ["field", "value", "source"])
+    column = header.index("source")
+
+    def source(field):  # the text in the source column of the field's line
+        return next(l for l in out.splitlines() if l[2:].startswith(field + " "))[column:].strip()
+
+    assert source("hbm.bandwidth_gbps") == "A datasheet, table 2"
+    assert source("compute.units") == "-"  # no trailing comment: no source
+    assert source("compute.lanes") == "override"
+
+
 def test_presets_show_errors_name_the_preset_or_field():
     assert_user_error(mimic("presets", "show", "h200"), "unknown preset 'h200'", "tiny")
     assert_user_error(mimic("presets", "show", "tiny", "--set", "hbm.bandwith_gbps=2"),

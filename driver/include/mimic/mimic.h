@@ -389,11 +389,13 @@ mimicResult mimicQueueGetKernelCounters(mimicQueue queue, mimicKernelCounters* c
  * build no simulation, so they need no mimicInit, and they read no environment variable: what
  * they describe depends on their arguments only.                                            */
 
-/* The lengths below hold every built-in field, default and description; a value longer than
- * its field (only an override or a preset file can set one) is an error, never truncated. */
+/* The lengths below hold every built-in field, default, description and source; a value or
+ * source longer than its field (only an override or a preset file can set one) is an error,
+ * never truncated. */
 #define MIMIC_PRESET_FIELD_CHARS 64
 #define MIMIC_PRESET_VALUE_CHARS 128
 #define MIMIC_PRESET_DESCRIPTION_CHARS 256
+#define MIMIC_PRESET_SOURCE_CHARS 256
 
 typedef struct mimicPresetParam {
   char field[MIMIC_PRESET_FIELD_CHARS];        /* "hbm.bandwidth_gbps" */
@@ -402,6 +404,12 @@ typedef struct mimicPresetParam {
   char presetValue[MIMIC_PRESET_VALUE_CHARS];  /* the same without the overrides */
   char defaultValue[MIMIC_PRESET_VALUE_CHARS]; /* when no preset sets the field */
   char description[MIMIC_PRESET_DESCRIPTION_CHARS];
+  char source[MIMIC_PRESET_SOURCE_CHARS]; /* where value comes from: the comment at the end of
+                                             the preset line that set it ("NVIDIA A100
+                                             datasheet"; an inherited field keeps its parent
+                                             preset's), "override" when the overrides set it,
+                                             "" when no preset line gave one or the default is
+                                             in effect */
   int setByPreset; /* 1 if the preset (or one it inherits) sets the field */
   int overridden;  /* 1 if the overrides set the field (value is then the override's) */
 } mimicPresetParam;
@@ -421,8 +429,9 @@ mimicResult mimicPresetGetName(int index, const char** name);
  * MIMIC_ERROR_INVALID_VALUE (capacity < 0), MIMIC_ERROR_UNKNOWN_PRESET (no such preset, or an
  * unreadable file), MIMIC_ERROR_UNKNOWN_CONFIG_FIELD (the preset or the overrides set a field
  * the model does not have), MIMIC_ERROR_INVALID_CONFIG_VALUE (a value the field does not
- * accept, an override not of the form field=value, or a value longer than
- * MIMIC_PRESET_VALUE_CHARS - 1). mimicGetErrorDetail names the preset or the field. */
+ * accept, an override not of the form field=value, a value longer than
+ * MIMIC_PRESET_VALUE_CHARS - 1, or a source longer than MIMIC_PRESET_SOURCE_CHARS - 1).
+ * mimicGetErrorDetail names the preset or the field. */
 mimicResult mimicPresetDescribe(const char* preset, const char* overrides, mimicPresetParam* params,
                                 int capacity, int* count);
 
