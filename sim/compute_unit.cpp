@@ -1,122 +1,158 @@
 #include "sim/compute_unit.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mimic::sim {
 namespace {
 
-double nowNs() {
-  return static_cast<double>(sc_core::sc_time_stamp().value());
+SimTime nowNs() {
+  return static_cast<SimTime>(sc_core::sc_time_stamp().value());
+}
+
+SimTime ceilNs(double ns) {
+  return static_cast<SimTime>(std::ceil(ns));
+}
+
+int pipeIndex(isa::Pipe pipe) {
+  return pipe == isa::Pipe::Matrix ? 1 : 0;
 }
 
 }  // namespace
 
-ComputeUnit::ComputeUnit(sc_core::sc_module_name name, ComputeEngine& engine,
-                         const exec::CostModel& costs, uint64_t hbmLatencyNs, FlowNetwork& network,
-                         int hbmResource, int dmaResource)
-    : sc_module(name),
-      engine_(engine),
-      costs_(costs),
-      hbmLatencyNs_(hbmLatencyNs),
-      network_(network),
-      dmaPath_{{hbmResource, 1.0}, {dmaResource, 1.0}} {
-  SC_HAS_PROCESS(ComputeUnit);
-  SC_THREAD(run);
-  SC_METHOD(startDueDmas);
-  sensitive << startDue_;
-  dont_initialize();
-}
+ComputeUnit::ComputeUnit(ComputeEngine& engine, int index, int dmaResource)
+    : engine_(engine),
+      index_(index),
+      dmaResource_(dmaResource),
+      nsPerCycle_(1.0 / engine.costs_.clockGHz) {}
 
-void ComputeUnit::run() {
-  for (;;) {
-    while (engine_.pending_.empty()) sc_core::wait(engine_.workAvailable_);
-    ComputeEngine::Pending work = engine_.pending_.front();
-    engine_.pending_.pop_front();
-    const SimTime began = sc_core::sc_time_stamp().value();
-    replay(*work.launch->workgroups[work.index]);
-    ++stats_.workgroups;
-    stats_.busyNs += sc_core::sc_time_stamp().value() - began;
-    --work.launch->remaining;
-    engine_.workgroupDone_.notify(sc_core::SC_ZERO_TIME);
+void ComputeUnit::start(KernelLaunch& launch, size_t index) {
+  int s;
+  if (freeSlots_.empty()) {
+    s = static_cast<int>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    s = freeSlots_.back();
+    freeSlots_.pop_back();
   }
+  Slot& slot = slots_[s];
+  const SimTime now = nowNs();
+  slot.launch = &launch;
+  slot.work = &launch.workgroups[index];
+  slot.pc = 0;
+  slot.issue = static_cast<double>(now + engine_.config_.workgroupLaunchNs);
+  slot.pipeDone[0] = slot.pipeDone[1] = slot.lastDmaDone = slot.issue;
+  slot.dmaDone.clear();
+  slot.dmasInFlight = 0;
+  slot.waitingFor = 0;
+  if (resident_++ == 0) residentSince_ = now;
+  scratchpadInUse_ += launch.scratchpadBytes;
+  resume(s);
 }
 
-void ComputeUnit::syncTo(double ns) {
-  const double now = nowNs();
-  if (ns > now) {
-    sc_core::wait(sc_core::sc_time(std::ceil(ns - now), sc_core::SC_NS));
-  }
-}
-
-void ComputeUnit::waitForDma(uint32_t token) {
-  // A token this workgroup never issued (a program may wait on 0 to mean "nothing") is done.
-  if (dmaDone_.find(token) == dmaDone_.end()) return;
-  while (!dmaDone_[token]) sc_core::wait(dmaFinished_);
-}
-
-void ComputeUnit::replay(const exec::WorkgroupTrace& trace) {
+void ComputeUnit::resume(int s) {
   using Kind = exec::TraceOp::Kind;
-  const double nsPerCycle = 1.0 / costs_.clockGHz;
-  double issue = nowNs();      // where instruction issue has got to
-  double computeFree = issue;  // when the vector and matrix pipes are free again
-  dmaDone_.clear();
-  for (const exec::TraceOp& op : trace) {
+  Slot& slot = slots_[s];
+  const exec::WorkgroupTrace& ops = *slot.work->trace;
+  const double now = static_cast<double>(nowNs());
+  for (; slot.pc < ops.size(); ++slot.pc) {
+    const exec::TraceOp& op = ops[slot.pc];
     switch (op.kind) {
       case Kind::Issue:
-        issue += op.amount * nsPerCycle;
+        slot.issue += op.amount * nsPerCycle_;
         break;
-      case Kind::Compute:
-        computeFree = std::max(issue, computeFree) + op.amount * nsPerCycle;
+      case Kind::Compute: {
+        const int p = pipeIndex(op.pipe);
+        double begin = std::max(slot.issue, pipeFree_[p]);
+        if (op.afterOtherPipe) begin = std::max(begin, slot.pipeDone[1 - p]);
+        pipeFree_[p] = slot.pipeDone[p] = begin + op.amount * nsPerCycle_;
         break;
+      }
       case Kind::DmaLoad:
-      case Kind::DmaStore:
-        // A DMA starts once the compute issued before it is done: it may read its results
-        // (a store) or overwrite its inputs (a load).
-        syncTo(std::max(issue, computeFree));
-        dmaDone_[op.token] = op.amount == 0;
-        if (op.amount > 0) issueDma(op.token, op.amount);
+      case Kind::DmaStore: {
+        const double at = std::max({slot.issue, slot.pipeDone[0], slot.pipeDone[1]});
+        if (at > now) {
+          engine_.queue_.at(ceilNs(at), [this, s] { resume(s); });
+          return;
+        }
+        startDma(s, op);
         break;
+      }
       case Kind::Wait:
-        syncTo(issue);
-        waitForDma(op.token);
-        issue = std::max(issue, nowNs());
+        if (op.token < slot.dmaDone.size()) {
+          if (slot.dmaDone[op.token] < 0) {
+            slot.waitingFor = op.token;
+            return;  // dmaArrived resumes it
+          }
+          slot.issue = std::max(slot.issue, slot.dmaDone[op.token]);
+        }
         break;
       case Kind::WaitAll:
       case Kind::Barrier:
-        syncTo(op.kind == Kind::Barrier ? std::max(issue, computeFree) : issue);
-        for (const auto& [token, done] : dmaDone_) waitForDma(token);
-        issue = std::max(issue, nowNs());
-        if (op.kind == Kind::Barrier) computeFree = issue;
+        if (slot.dmasInFlight > 0) {
+          slot.waitingFor = kAllDmas;
+          return;
+        }
+        slot.issue = std::max(slot.issue, slot.lastDmaDone);
+        if (op.kind == Kind::Barrier) {
+          slot.issue = std::max({slot.issue, slot.pipeDone[0], slot.pipeDone[1]});
+        }
         break;
     }
   }
-  syncTo(std::max(issue, computeFree));
+  // A faulting workgroup's trace stops short of its closing barrier: drain it the same way.
+  if (slot.dmasInFlight > 0) {
+    slot.waitingFor = kAllDmas;
+    return;
+  }
+  const double end = std::max({slot.issue, slot.pipeDone[0], slot.pipeDone[1], slot.lastDmaDone});
+  engine_.queue_.at(ceilNs(end), [this, s] { finish(s); });
 }
 
-void ComputeUnit::issueDma(uint32_t token, uint64_t bytes) {
-  const SimTime now = sc_core::sc_time_stamp().value();
-  pending_.push_back({now + hbmLatencyNs_, token, bytes});
+void ComputeUnit::startDma(int s, const exec::TraceOp& op) {
+  Slot& slot = slots_[s];
+  const SimTime now = nowNs();
   ++stats_.dmas;
-  if (pending_.size() == 1) {
-    startDue_.notify(sc_core::sc_time(static_cast<double>(hbmLatencyNs_), sc_core::SC_NS));
+  if (slot.dmaDone.size() <= op.token) slot.dmaDone.resize(op.token + 1, 0);
+  if (op.amount == 0) {
+    slot.dmaDone[op.token] = static_cast<double>(now);
+    return;
+  }
+  slot.dmaDone[op.token] = -1;
+  ++slot.dmasInFlight;
+  SimTime latency = 0;
+  std::vector<PathUse> path =
+      engine_.dmaPath(dmaResource_, (*slot.work->dmaRegions)[op.token - 1],
+                      op.kind == exec::TraceOp::Kind::DmaStore, op.amount, &latency);
+  const uint32_t token = op.token;
+  const uint64_t bytes = op.amount;
+  engine_.queue_.at(now + latency, [this, s, token, bytes, path = std::move(path)] {
+    engine_.network_.start(path, bytes, [this, s, token] { dmaArrived(s, token); });
+  });
+}
+
+void ComputeUnit::dmaArrived(int s, uint32_t token) {
+  Slot& slot = slots_[s];
+  const double now = static_cast<double>(nowNs());
+  slot.dmaDone[token] = now;
+  slot.lastDmaDone = std::max(slot.lastDmaDone, now);
+  --slot.dmasInFlight;
+  if (slot.waitingFor == token || (slot.waitingFor == kAllDmas && slot.dmasInFlight == 0)) {
+    slot.waitingFor = 0;
+    resume(s);
   }
 }
 
-void ComputeUnit::startDueDmas() {
-  const SimTime now = sc_core::sc_time_stamp().value();
-  while (!pending_.empty() && pending_.front().startAt <= now) {
-    const uint32_t token = pending_.front().token;
-    const uint64_t bytes = pending_.front().bytes;
-    pending_.pop_front();
-    network_.start(dmaPath_, bytes, [this, token] {
-      dmaDone_[token] = true;
-      dmaFinished_.notify(sc_core::SC_ZERO_TIME);
-    });
-  }
-  if (!pending_.empty()) {
-    startDue_.notify(
-        sc_core::sc_time(static_cast<double>(pending_.front().startAt - now), sc_core::SC_NS));
-  }
+void ComputeUnit::finish(int s) {
+  Slot& slot = slots_[s];
+  KernelLaunch& launch = *slot.launch;
+  slot.launch = nullptr;
+  slot.work = nullptr;
+  freeSlots_.push_back(s);
+  ++stats_.workgroups;
+  scratchpadInUse_ -= launch.scratchpadBytes;
+  if (--resident_ == 0) stats_.busyNs += nowNs() - residentSince_;
+  engine_.workgroupFinished(launch, index_);
 }
 
 }  // namespace mimic::sim

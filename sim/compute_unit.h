@@ -1,10 +1,15 @@
-// One compute unit: replays workgroup traces (see compute_engine.h) and runs their DMAs.
+// One compute unit: the workgroups resident on it replay their traces (see compute_engine.h).
+//
+// Each resident workgroup keeps its own issue clock: scalar work and issue only advance it.
+// Vector and matrix instructions run on the CU's two pipes, which every resident workgroup
+// shares: an instruction starts when it is issued and its pipe is free (and, if it uses what
+// the other pipe produced, when that is done). A DMA starts once its workgroup's earlier compute
+// is done (it may read a result or overwrite an input); the workgroup meets simulated time only
+// there and at waits. Nothing here is a SystemC process: the engine's timed queue and the flow
+// network's callbacks step the workgroups.
 #pragma once
 
-#include <systemc>
-
-#include <deque>
-#include <map>
+#include <cstdint>
 #include <vector>
 
 #include "sim/compute_engine.h"
@@ -13,42 +18,50 @@ namespace mimic::sim {
 
 struct ComputeUnitStats {
   uint64_t workgroups = 0;
-  SimTime busyNs = 0;  // time with a workgroup resident
+  SimTime busyNs = 0;  // time with at least one workgroup resident
   uint64_t dmas = 0;
 };
 
-class ComputeUnit : public sc_core::sc_module {
+class ComputeUnit {
  public:
-  ComputeUnit(sc_core::sc_module_name name, ComputeEngine& engine, const exec::CostModel& costs,
-              uint64_t hbmLatencyNs, FlowNetwork& network, int hbmResource, int dmaResource);
+  ComputeUnit(ComputeEngine& engine, int index, int dmaResource);
 
+  // Starts workgroup `index` of `launch` now, in a free slot.
+  void start(KernelLaunch& launch, size_t index);
+  int resident() const { return resident_; }
+  uint64_t scratchpadInUse() const { return scratchpadInUse_; }
   const ComputeUnitStats& stats() const { return stats_; }
 
  private:
-  // A DMA waiting out the HBM latency before its bytes start to flow. The DMA engine keeps any
-  // number in flight; the CU's DMA bandwidth is a flow-network resource of its own.
-  struct PendingDma {
-    SimTime startAt;
-    uint32_t token;
-    uint64_t bytes;
+  static constexpr uint32_t kAllDmas = UINT32_MAX;
+  struct Slot {
+    KernelLaunch* launch = nullptr;
+    const WorkgroupWork* work = nullptr;
+    size_t pc = 0;
+    double issue = 0;             // the issue clock, ns
+    double pipeDone[2] = {0, 0};  // when its vector / matrix work is done
+    std::vector<double> dmaDone;  // by token: when it completed; < 0 while in flight
+    double lastDmaDone = 0;
+    int dmasInFlight = 0;
+    uint32_t waitingFor = 0;  // a token, kAllDmas, or 0
   };
 
-  void run();
-  void replay(const exec::WorkgroupTrace& trace);
-  void issueDma(uint32_t token, uint64_t bytes);
-  void startDueDmas();
-  void syncTo(double ns);
-  void waitForDma(uint32_t token);
+  // Replays slot `s` from its current instruction at simulated time now, until it must wait.
+  void resume(int s);
+  void startDma(int s, const exec::TraceOp& op);
+  void dmaArrived(int s, uint32_t token);
+  void finish(int s);
 
   ComputeEngine& engine_;
-  exec::CostModel costs_;
-  uint64_t hbmLatencyNs_;
-  FlowNetwork& network_;
-  std::vector<PathUse> dmaPath_;
-  std::deque<PendingDma> pending_;    // in start order: every DMA waits the same latency
-  std::map<uint32_t, bool> dmaDone_;  // tokens of the current workgroup
-  sc_core::sc_event startDue_;
-  sc_core::sc_event dmaFinished_;
+  int index_;
+  int dmaResource_;
+  double nsPerCycle_;
+  std::vector<Slot> slots_;
+  std::vector<int> freeSlots_;
+  double pipeFree_[2] = {0, 0};  // vector, matrix
+  int resident_ = 0;
+  uint64_t scratchpadInUse_ = 0;
+  SimTime residentSince_ = 0;
   ComputeUnitStats stats_;
 };
 

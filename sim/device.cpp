@@ -21,13 +21,14 @@ Device::Device(sc_core::sc_module_name name, int index, const SystemConfig& conf
       topology_(topology),
       shared_(shared),
       memory_(memory),
-      computeEngine_("compute", config.compute, config.costs, config.hbm.latencyNs, network,
-                     shared.hbm[index]),
+      computeEngine_("compute", config.compute, config.costs, config.cache,
+                     {shared.hbm[index], shared.cache[index], config.hbm.latencyNs}, network),
       copyEngines_(config.dma.copyEngines),
       linkEngines_(config.dma.linkEngines) {
   const std::string id = std::to_string(index);
-  hostToDevice_ = network.addResource("host link ->" + id, config.hostLink.bandwidthGBps);
-  deviceToHost_ = network.addResource("host link <-" + id, config.hostLink.bandwidthGBps);
+  const double hostLink = config.hostLink.bandwidthGBps * config.hostLink.efficiency;
+  hostToDevice_ = network.addResource("host link ->" + id, hostLink);
+  deviceToHost_ = network.addResource("host link <-" + id, hostLink);
   for (int q = 0; q < config.commandProcessor.hwQueues; ++q) {
     commandProcessors_.push_back(std::make_unique<CommandProcessor>(
         ("cp" + std::to_string(q)).c_str(), *this, config.commandProcessor, anyCompleted));

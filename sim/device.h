@@ -22,8 +22,9 @@ class Topology;
 
 // Flow-network resources shared by all devices of a system.
 struct SharedResources {
-  std::vector<int> hbm;  // per device
-  int hostStaging;       // the host CPU's staging copies for pageable memory
+  std::vector<int> hbm;    // per device
+  std::vector<int> cache;  // per device; -1 without a cache
+  int hostStaging;         // the host CPU's staging copies for pageable memory
 };
 
 class Device : public sc_core::sc_module {

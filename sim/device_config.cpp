@@ -8,8 +8,13 @@ CommandProcessorConfig CommandProcessorConfig::read(ParamReader& params) {
   CommandProcessorConfig c;
   c.hwQueues = static_cast<int>(params.size(
       "cp.hw_queues", 8, "hardware queues (command processors) per device; more queues share"));
-  c.commandLatencyNs =
-      params.size("cp.command_latency_ns", 1500, "launch latency of each command, ns");
+  c.launchLatencyNs = params.size(
+      "cp.launch_latency_ns", 0,
+      "from a command's submission until its command processor can take it (doorbell and "
+      "fetch; overlaps earlier commands), ns");
+  c.commandLatencyNs = params.size(
+      "cp.command_latency_ns", 1500,
+      "paid in turn by each kernel, copy and fill before it runs (dispatch set-up), ns");
   c.hostFuncLatencyNs =
       params.size("cp.host_func_latency_ns", 2000, "cost of calling a host function, ns");
   requirePositive("cp.hw_queues", c.hwQueues);
@@ -31,11 +36,17 @@ ComputeConfig ComputeConfig::read(ParamReader& params) {
   c.vectorLanes = static_cast<int>(params.size("compute.lanes", 64, "vector lanes per CU"));
   c.clockMHz = params.number("compute.clock_mhz", 1500, "compute clock, MHz");
   c.scratchpadBytes = params.size("compute.scratchpad", 256 << 10, "scratchpad per CU, bytes");
+  c.maxWorkgroupsPerUnit = static_cast<int>(
+      params.size("compute.max_workgroups_per_unit", 8,
+                  "workgroups resident on one CU at once, as far as their scratchpad fits"));
+  c.workgroupLaunchNs = params.size("compute.workgroup_launch_ns", 0,
+                                    "time to start a workgroup on a CU (its dispatch), ns");
 
   requirePositive("compute.units", c.computeUnits);
   requirePositive("compute.lanes", c.vectorLanes);
   requirePositive("compute.clock_mhz", c.clockMHz);
   requirePositive("compute.scratchpad", double(c.scratchpadBytes));
+  requirePositive("compute.max_workgroups_per_unit", c.maxWorkgroupsPerUnit);
   return c;
 }
 

@@ -1,6 +1,5 @@
 // Configuration of one device's units other than memory and links: its command processors,
-// DMA engines and compute units. The compute fields describe the device (they are reported by
-// mimicDeviceGetProperties); the compute engine that runs kernels is not built yet.
+// DMA engines and compute units (reported by mimicDeviceGetProperties).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +13,8 @@ class ParamReader;
 
 struct CommandProcessorConfig {
   int hwQueues;
-  uint64_t commandLatencyNs;  // paid by every command that does work (copies, fills, host fns)
+  uint64_t launchLatencyNs;   // from submission until the command processor can take it
+  uint64_t commandLatencyNs;  // paid in turn by every command that does work (kernels, copies)
   uint64_t hostFuncLatencyNs;
 
   static CommandProcessorConfig read(ParamReader& params);
@@ -38,6 +38,8 @@ struct ComputeConfig {
   int vectorLanes;
   double clockMHz;
   uint64_t scratchpadBytes;
+  int maxWorkgroupsPerUnit;    // resident at once, if their scratchpad fits
+  uint64_t workgroupLaunchNs;  // to start a workgroup on a CU
 
   static ComputeConfig read(ParamReader& params);
 };

@@ -25,6 +25,9 @@ FlowNetwork::FlowNetwork(sc_core::sc_module_name name) : sc_module(name) {
   SC_METHOD(onFinish);
   sensitive << nextFinish_;
   dont_initialize();
+  SC_METHOD(onStarted);
+  sensitive << started_;
+  dont_initialize();
 }
 
 int FlowNetwork::addResource(const std::string& name, double bandwidthGBps) {
@@ -54,11 +57,24 @@ void FlowNetwork::start(const std::vector<PathUse>& path, uint64_t bytes,
       std::make_unique<Flow>(Flow{path, static_cast<double>(bytes), 0, std::move(onArrived)}));
   for (const PathUse& use : path) {
     Resource& r = resources_[use.resource];
-    if (r.users++ == 0) r.busySince = now;
+    if (r.users++ == 0) {
+      r.busySince = now;
+      activate(use.resource);
+    }
     r.bytes += use.weight * static_cast<double>(bytes);
   }
-  assignRates();
-  scheduleNextFinish();
+  // Rates change once for every flow that starts in this instant, after the last has.
+  started_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void FlowNetwork::activate(int r) {
+  active_.push_back(r);
+}
+
+void FlowNetwork::deactivate(int r) {
+  auto it = std::find(active_.begin(), active_.end(), r);
+  *it = active_.back();
+  active_.pop_back();
 }
 
 void FlowNetwork::advanceTo(SimTime now) {
@@ -72,12 +88,18 @@ void FlowNetwork::advanceTo(SimTime now) {
 std::vector<std::function<void()>> FlowNetwork::finishArrived() {
   SimTime now = nowNs();
   std::vector<std::function<void()>> callbacks;
-  auto arrived = [](const std::unique_ptr<Flow>& f) { return hasArrived(f->remaining, f->rate); };
+  // A flow that started this instant has no rate yet and has not arrived.
+  auto arrived = [](const std::unique_ptr<Flow>& f) {
+    return f->rate > 0 && hasArrived(f->remaining, f->rate);
+  };
   for (const auto& f : flows_) {
     if (!arrived(f)) continue;
     for (const PathUse& use : f->path) {
       Resource& r = resources_[use.resource];
-      if (--r.users == 0) r.busyNs += now - r.busySince;
+      if (--r.users == 0) {
+        r.busyNs += now - r.busySince;
+        deactivate(use.resource);
+      }
     }
     callbacks.push_back(std::move(f->onArrived));
   }
@@ -87,37 +109,32 @@ std::vector<std::function<void()>> FlowNetwork::finishArrived() {
 
 void FlowNetwork::assignRates() {
   // Progressive filling: raise every unfrozen flow's rate together until some resource is
-  // full, freeze the flows that cross it, and repeat with what is left.
-  // Scratch vectors are members: this runs at every start and end of every DMA.
-  std::vector<double>& capacityLeft = capacityLeft_;
-  std::vector<double>& demand = demand_;
-  std::vector<bool>& frozen = frozen_;
-  capacityLeft.resize(resources_.size());
-  for (size_t i = 0; i < resources_.size(); ++i) capacityLeft[i] = resources_[i].bandwidthGBps;
-  frozen.assign(flows_.size(), false);
+  // full, freeze the flows that cross it, and repeat with what is left. Only resources that
+  // carry flows take part.
+  for (int r : active_) resources_[r].capacityLeft = resources_[r].bandwidthGBps;
+  frozen_.assign(flows_.size(), false);
   for (const auto& f : flows_) f->rate = 0;
   size_t unfrozen = flows_.size();
-  demand.resize(resources_.size());
   while (unfrozen > 0) {
-    std::fill(demand.begin(), demand.end(), 0.0);
+    for (int r : active_) resources_[r].demand = 0;
     for (size_t i = 0; i < flows_.size(); ++i) {
-      if (frozen[i]) continue;
-      for (const PathUse& use : flows_[i]->path) demand[use.resource] += use.weight;
+      if (frozen_[i]) continue;
+      for (const PathUse& use : flows_[i]->path) resources_[use.resource].demand += use.weight;
     }
     double step = INFINITY;
-    for (size_t r = 0; r < resources_.size(); ++r) {
-      if (demand[r] > 0) step = std::min(step, capacityLeft[r] / demand[r]);
+    for (int r : active_) {
+      const Resource& res = resources_[r];
+      if (res.demand > 0) step = std::min(step, res.capacityLeft / res.demand);
     }
-    for (size_t r = 0; r < resources_.size(); ++r) capacityLeft[r] -= step * demand[r];
+    for (int r : active_) resources_[r].capacityLeft -= step * resources_[r].demand;
     for (size_t i = 0; i < flows_.size(); ++i) {
-      if (frozen[i]) continue;
+      if (frozen_[i]) continue;
       flows_[i]->rate += step;
       for (const PathUse& use : flows_[i]->path) {
-        if (capacityLeft[use.resource] <= 1e-12 * resources_[use.resource].bandwidthGBps) {
-          frozen[i] = true;
-        }
+        const Resource& res = resources_[use.resource];
+        if (res.capacityLeft <= 1e-12 * res.bandwidthGBps) frozen_[i] = true;
       }
-      if (frozen[i]) --unfrozen;
+      if (frozen_[i]) --unfrozen;
     }
   }
 }
@@ -131,13 +148,19 @@ void FlowNetwork::scheduleNextFinish() {
   nextFinish_.notify(sc_core::sc_time(static_cast<double>(delay), sc_core::SC_NS));
 }
 
+void FlowNetwork::onStarted() {
+  assignRates();
+  scheduleNextFinish();
+}
+
 void FlowNetwork::onFinish() {
   advanceTo(nowNs());
   std::vector<std::function<void()>> callbacks = finishArrived();
+  // The callbacks may start flows; the rates are recomputed once, after all of them.
+  for (auto& callback : callbacks) callback();
+  started_.cancel();
   assignRates();
   scheduleNextFinish();
-  // Last: a callback may start new flows.
-  for (auto& callback : callbacks) callback();
 }
 
 }  // namespace mimic::sim

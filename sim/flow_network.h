@@ -3,8 +3,10 @@
 // Every shared path of data (an HBM, one direction of a host link or a device link, the host's
 // staging copy) is a resource with a bandwidth. A transfer is a flow of bytes over a list of
 // resources, each used with a weight (a device-local copy reads and writes HBM: weight 2).
-// Rates follow weighted max-min fairness (progressive filling), recomputed only when a flow
-// starts or ends, so idle time costs nothing and no component polls per cycle.
+// Rates follow weighted max-min fairness (progressive filling), recomputed only when flows
+// start or end, once per simulated instant however many do (the CUs of a device often start
+// DMAs together), and only over the resources that carry flows, so idle time and idle parts of
+// the system cost nothing and no component polls per cycle.
 #pragma once
 
 #include <systemc>
@@ -55,6 +57,8 @@ class FlowNetwork : public sc_core::sc_module {
   struct Resource : ResourceStats {
     int users = 0;
     SimTime busySince = 0;
+    double capacityLeft = 0;  // assignRates' scratch
+    double demand = 0;
   };
 
   void advanceTo(SimTime now);
@@ -63,13 +67,18 @@ class FlowNetwork : public sc_core::sc_module {
   void assignRates();
   void scheduleNextFinish();
   void onFinish();
+  void onStarted();
+  // Resource `r` gained its first flow or lost its last.
+  void activate(int r);
+  void deactivate(int r);
 
   std::vector<Resource> resources_;
   std::vector<std::unique_ptr<Flow>> flows_;
   SimTime lastUpdate_ = 0;
-  std::vector<double> capacityLeft_, demand_;  // assignRates' scratch
-  std::vector<bool> frozen_;
+  std::vector<int> active_;   // resources with flows, in no particular order
+  std::vector<bool> frozen_;  // assignRates' scratch
   sc_core::sc_event nextFinish_;
+  sc_core::sc_event started_;  // flows started this instant: rates are due
 };
 
 }  // namespace mimic::sim

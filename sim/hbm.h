@@ -11,8 +11,11 @@ class ParamReader;
 
 struct HbmConfig {
   uint64_t capacityBytes;
-  double bandwidthGBps;  // GB/s, which is also bytes per ns
+  double bandwidthGBps;  // peak (datasheet) GB/s, which is also bytes per ns
+  double efficiency;     // the share of the peak that streams reach
   uint64_t latencyNs;
+
+  double achievableGBps() const { return bandwidthGBps * efficiency; }
 
   static HbmConfig read(ParamReader& params);
 };

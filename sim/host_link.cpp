@@ -8,6 +8,9 @@ HostLinkConfig HostLinkConfig::read(ParamReader& params) {
   HostLinkConfig c;
   c.bandwidthGBps =
       params.number("host_link.bandwidth_gbps", 25.0, "host link bandwidth per direction, GB/s");
+  c.efficiency = params.efficiency(
+      "host_link.efficiency",
+      "share of the host link's peak that large copies reach (packet headers, flow control)");
   c.latencyNs = params.size("host_link.latency_ns", 1000, "host link transfer latency, ns");
   c.stagingBandwidthGBps =
       params.number("host_link.staging_bandwidth_gbps", 12.0,

@@ -13,7 +13,8 @@ namespace mimic::sim {
 class ParamReader;
 
 struct HostLinkConfig {
-  double bandwidthGBps;  // per direction
+  double bandwidthGBps;  // per direction, peak
+  double efficiency;     // the share of the peak that large copies reach
   uint64_t latencyNs;
   double stagingBandwidthGBps;
   uint64_t stagingChunkBytes;

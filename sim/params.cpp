@@ -96,6 +96,16 @@ double ParamReader::number(const std::string& name, double defaultValue,
   return v ? parseNumber(*v, name) : defaultValue;
 }
 
+double ParamReader::efficiency(const std::string& name, const std::string& description) {
+  const double e = number(name, 1.0, description);
+  if (!(e > 0 && e <= 1)) {
+    throw ConfigError(
+        ConfigError::Kind::InvalidValue,
+        "field '" + name + "' is an efficiency: above 0 and at most 1, not " + std::to_string(e));
+  }
+  return e;
+}
+
 std::string ParamReader::choice(const std::string& name, const std::string& defaultValue,
                                 const std::vector<std::string>& allowed,
                                 const std::string& description) {

@@ -48,6 +48,9 @@ class ParamReader {
                      const std::vector<std::string>& allowed, const std::string& description);
   std::string text(const std::string& name, const std::string& defaultValue,
                    const std::string& description);
+  // The share of a peak bandwidth that transfers reach (protocol and refresh overheads):
+  // above 0, at most 1; 1 by default.
+  double efficiency(const std::string& name, const std::string& description);
 
   // Throws ConfigError(UnknownField) naming the first field the preset set that no unit read.
   void rejectUnknownFields() const;

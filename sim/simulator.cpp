@@ -85,8 +85,9 @@ void Simulator::submit(std::unique_ptr<Command> command) {
   bool wake;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    command->stamp = hostTime_;
+    // The command reaches the device once the host has paid the cost of submitting it.
     hostTime_ += config_.hostClock.submitNs;
+    command->stamp = hostTime_;
     inbox_.push_back(std::move(command));
     idle_ = false;
     // Submissions alone do not wake the simulation: simulated time does not depend on when
@@ -100,7 +101,7 @@ void Simulator::submit(std::unique_ptr<Command> command) {
 bool Simulator::wait(const std::vector<std::shared_ptr<Completion>>& completions) {
   std::unique_lock<std::mutex> lock(mutex_);
   for (const auto& c : completions) c->awaited.store(true, std::memory_order_seq_cst);
-  SimTime latest = hostTime_;
+  SimTime latest = 0;
   bool allDone = true;
   for (const auto& c : completions) {
     if (!c->done.load(std::memory_order_seq_cst)) {
@@ -110,7 +111,7 @@ bool Simulator::wait(const std::vector<std::shared_ptr<Completion>>& completions
     latest = std::max(latest, c->end);
   }
   if (allDone) {
-    hostTime_ = latest;
+    hostTime_ = std::max(hostTime_, latest + config_.hostClock.syncNs);
     return true;
   }
   Waiter waiter{&completions};
@@ -167,7 +168,7 @@ void Simulator::settleWaiters() {
   bool woke = false;
   for (auto it = waiters_.begin(); it != waiters_.end();) {
     Waiter& w = **it;
-    SimTime latest = hostTime_;
+    SimTime latest = 0;
     bool allDone = true;
     for (const auto& c : *w.completions) {
       if (!c->done.load(std::memory_order_acquire)) {
@@ -180,7 +181,7 @@ void Simulator::settleWaiters() {
       ++it;
       continue;
     }
-    hostTime_ = latest;
+    hostTime_ = std::max(hostTime_, latest + config_.hostClock.syncNs);
     w.satisfied.store(true, std::memory_order_release);
     woke = true;
     it = waiters_.erase(it);

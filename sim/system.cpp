@@ -10,7 +10,11 @@ System::System(sc_core::sc_module_name name, const SystemConfig& config,
       topology_(config_.deviceLink, config_.numDevices, network_) {
   for (int i = 0; i < config_.numDevices; ++i) {
     shared_.hbm.push_back(
-        network_.addResource("hbm " + std::to_string(i), config_.hbm.bandwidthGBps));
+        network_.addResource("hbm " + std::to_string(i), config_.hbm.achievableGBps()));
+    shared_.cache.push_back(
+        config_.cache.capacityBytes == 0
+            ? -1
+            : network_.addResource("cache " + std::to_string(i), config_.cache.bandwidthGBps));
   }
   shared_.hostStaging = network_.addResource("host staging", config_.hostLink.stagingBandwidthGBps);
   for (int i = 0; i < config_.numDevices; ++i) {

@@ -19,6 +19,7 @@ SystemConfig readAll(ParamReader& params, const std::string& presetName) {
   c.commandProcessor = CommandProcessorConfig::read(params);
   c.dma = DmaEnginesConfig::read(params);
   c.compute = ComputeConfig::read(params);
+  c.cache = CacheConfig::read(params);
   c.costs = exec::CostModel::read(params, c.compute.vectorLanes, c.compute.clockMHz);
   c.hostClock = HostClockConfig::read(params);
   return c;

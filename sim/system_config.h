@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cache.h"
 #include "sim/device_config.h"
 #include "sim/device_memory.h"
 #include "sim/exec/cost_model.h"
@@ -28,6 +29,7 @@ struct SystemConfig {
   CommandProcessorConfig commandProcessor;
   DmaEnginesConfig dma;
   ComputeConfig compute;
+  CacheConfig cache;
   exec::CostModel costs;
   HostClockConfig hostClock;
 

@@ -12,6 +12,9 @@ DeviceLinkConfig DeviceLinkConfig::read(ParamReader& params) {
                              "how devices are linked to each other");
   c.bandwidthGBps = params.number("device_link.bandwidth_gbps", 100.0,
                                   "bandwidth of one device link, per direction, GB/s");
+  c.efficiency = params.efficiency(
+      "device_link.efficiency",
+      "share of a device link's peak that large transfers reach (packet and protocol overhead)");
   c.latencyNs = params.size("device_link.latency_ns", 700, "latency of one link hop, ns");
   requirePositive("device_link.bandwidth_gbps", c.bandwidthGBps);
   return c;
@@ -19,7 +22,7 @@ DeviceLinkConfig DeviceLinkConfig::read(ParamReader& params) {
 
 Topology::Topology(const DeviceLinkConfig& config, int numDevices, FlowNetwork& network)
     : config_(config), numDevices_(numDevices) {
-  const double bw = config.bandwidthGBps;
+  const double bw = config.bandwidthGBps * config.efficiency;
   if (config.topology == "ring") {
     // Link i joins device i and i+1; index 2i is the i -> i+1 direction, 2i+1 the reverse.
     for (int i = 0; i < numDevices; ++i) {

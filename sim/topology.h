@@ -27,7 +27,8 @@ class ParamReader;
 
 struct DeviceLinkConfig {
   std::string topology;
-  double bandwidthGBps;  // per link, per direction
+  double bandwidthGBps;  // per link, per direction, peak
+  double efficiency;     // the share of the peak that large transfers reach
   uint64_t latencyNs;    // per hop
 
   static DeviceLinkConfig read(ParamReader& params);

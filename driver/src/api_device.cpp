@@ -75,6 +75,18 @@ mimicResult mimicDeviceGetProperties(int device, mimicDeviceProperties* props) {
     p.linkEngines = c.dma.linkEngines;
     p.commandLatencyNs = c.commandProcessor.commandLatencyNs;
     p.allocationAlignment = c.memory.alignment;
+    p.hbmEfficiency = c.hbm.efficiency;
+    p.hostLinkEfficiency = c.hostLink.efficiency;
+    p.deviceLinkEfficiency = c.deviceLink.efficiency;
+    p.cacheBytes = c.cache.capacityBytes;
+    p.cacheBandwidthGBps = c.cache.bandwidthGBps;
+    p.cacheLatencyNs = c.cache.latencyNs;
+    p.maxWorkgroupsPerUnit = c.compute.maxWorkgroupsPerUnit;
+    p.dmaBandwidthGBps = c.costs.dmaBandwidthGBps;
+    p.launchLatencyNs = c.commandProcessor.launchLatencyNs;
+    p.workgroupLaunchNs = c.compute.workgroupLaunchNs;
+    p.hostSubmitNs = c.hostClock.submitNs;
+    p.hostSyncNs = c.hostClock.syncNs;
     *props = p;
     return MIMIC_SUCCESS;
   });

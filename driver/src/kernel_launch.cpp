@@ -51,13 +51,16 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
       launch.counters.add(wg.counters);
       result.accesses.insert(result.accesses.end(), wg.accesses.begin(), wg.accesses.end());
       executor.applyAtomics(wg.atomics);
-      // Workgroups of one kernel usually do identical work: share the trace.
-      if (!launch.workgroups.empty() && *launch.workgroups.back() == wg.trace) {
-        launch.workgroups.push_back(launch.workgroups.back());
-      } else {
-        launch.workgroups.push_back(
-            std::make_shared<const exec::WorkgroupTrace>(std::move(wg.trace)));
-      }
+      launch.scratchpadBytes = std::max(launch.scratchpadBytes, wg.scratchpadBytes);
+      // Workgroups of one kernel usually do identical work: share the trace. Their DMAs touch
+      // different bytes, so each keeps its own regions.
+      sim::WorkgroupWork work;
+      work.trace = !launch.workgroups.empty() && *launch.workgroups.back().trace == wg.trace
+                       ? launch.workgroups.back().trace
+                       : std::make_shared<const exec::WorkgroupTrace>(std::move(wg.trace));
+      work.dmaRegions =
+          std::make_shared<const std::vector<exec::DmaRegion>>(std::move(wg.dmaRegions));
+      launch.workgroups.push_back(std::move(work));
       if (wg.fault.kind != exec::FaultKind::None) {
         result.fault = wg.fault;
         break;

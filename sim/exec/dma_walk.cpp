@@ -15,6 +15,15 @@ uint64_t DmaDescriptor::elements() const {
   return n;
 }
 
+bool DmaDescriptor::operator==(const DmaDescriptor& o) const {
+  for (int i = 0; i < isa::kDmaDims; ++i) {
+    if (count[i] != o.count[i] || hbmStride[i] != o.hbmStride[i] || spStride[i] != o.spStride[i]) {
+      return false;
+    }
+  }
+  return elementBytes == o.elementBytes;
+}
+
 bool extentOf(const DmaDescriptor& d, const int64_t* strides, Extent* extent) {
   Extent e{0, static_cast<int64_t>(d.elementBytes)};
   for (int i = 0; i < isa::kDmaDims; ++i) {

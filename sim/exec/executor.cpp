@@ -23,6 +23,10 @@ void Executor::applyAtomics(const std::vector<AtomicAdd>& atomics) const {
   }
 }
 
+bool DmaRegion::operator==(const DmaRegion& o) const {
+  return address == o.address && descriptor == o.descriptor;
+}
+
 void KernelCounters::add(const KernelCounters& o) {
   workgroups += o.workgroups;
   for (int p = 0; p < isa::kNumPipes; ++p) {

@@ -37,7 +37,9 @@ struct HbmAccess {
 
 struct WorkgroupResult {
   WorkgroupTrace trace;
-  std::vector<HbmAccess> accesses;  // only if the executor records them
+  std::vector<DmaRegion> dmaRegions;  // one per DMA, in token order
+  uint64_t scratchpadBytes = 0;       // the end of the highest scratchpad byte it touched
+  std::vector<HbmAccess> accesses;    // only if the executor records them
   KernelCounters counters;
   std::vector<AtomicAdd> atomics;
   Fault fault;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/exec/dma_walk.h"
 #include "sim/isa/isa.h"
 
 namespace mimic::exec {
@@ -13,8 +14,11 @@ namespace mimic::exec {
 struct TraceOp {
   enum class Kind : uint8_t {
     Issue,     // scalar work and instruction issue: `amount` cycles on the scalar pipe
-    Compute,   // `amount` cycles on the vector or matrix pipe (`pipe`)
-    DmaLoad,   // `amount` bytes HBM -> scratchpad, completing token `token`
+    Compute,   // `amount` cycles on the vector or matrix pipe (`pipe`); with `afterOtherPipe`
+               // it uses what the other pipe's earlier work wrote or still reads, so it waits
+               // for that work to finish
+    DmaLoad,   // `amount` bytes HBM -> scratchpad, completing token `token`; the bytes it
+               // touches are the workgroup's DmaRegion number token - 1
     DmaStore,  // `amount` bytes scratchpad -> HBM
     Wait,      // issue stalls until DMA `token` has completed
     WaitAll,   // ... until every DMA has
@@ -24,13 +28,23 @@ struct TraceOp {
   isa::Pipe pipe = isa::Pipe::Scalar;
   uint32_t token = 0;
   uint64_t amount = 0;
+  bool afterOtherPipe = false;
 
   bool operator==(const TraceOp& o) const {
-    return kind == o.kind && pipe == o.pipe && token == o.token && amount == o.amount;
+    return kind == o.kind && pipe == o.pipe && token == o.token && amount == o.amount &&
+           afterOtherPipe == o.afterOtherPipe;
   }
 };
 
 using WorkgroupTrace = std::vector<TraceOp>;
+
+// The HBM side of one DMA: the timing model's cache looks its bytes up.
+struct DmaRegion {
+  uint64_t address = 0;
+  DmaDescriptor descriptor;
+
+  bool operator==(const DmaRegion& o) const;
+};
 
 struct KernelCounters {
   uint64_t workgroups = 0;

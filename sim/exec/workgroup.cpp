@@ -8,6 +8,17 @@
 
 namespace mimic::exec::detail {
 
+bool PipeHazards::finish(Pipe pipe) {
+  const int self = index(pipe), other = 1 - self;
+  const bool after = reads_.overlaps(pipeWrites_[other]) || writes_.overlaps(pipeWrites_[other]) ||
+                     writes_.overlaps(pipeReads_[other]);
+  if (after) pipeReads_[other] = pipeWrites_[other] = {0, 0};
+  pipeReads_[self].add(reads_);
+  pipeWrites_[self].add(writes_);
+  reads_ = writes_ = {0, 0};
+  return after;
+}
+
 void Workgroup::run() {
   const std::vector<Instr>& code = fn_.code;
   try {
@@ -105,6 +116,7 @@ void Workgroup::step(const Instr& in) {
     case Opcode::Barrier:
       flushIssue();
       inFlight_.clear();
+      if (in.op == Opcode::Barrier) hazards_.clear();
       emit(in.op == Opcode::WaitAll ? TraceOp::Kind::WaitAll : TraceOp::Kind::Barrier, Pipe::Scalar,
            0, 0);
       break;
@@ -171,6 +183,7 @@ void Workgroup::scalarAlu(const Instr& in) {
 void Workgroup::scalarLoad(const Instr& in) {
   const int bytes = isa::dtypeSize(in.type);
   const uint8_t* p = operand(s(in.ra), 0, 1, bytes, bytes, false, "SLoad source");
+  hazards_.discard();
   switch (in.type) {
     case DType::I32: {
       int32_t v;
@@ -226,6 +239,8 @@ uint8_t* Workgroup::operand(int64_t address, int64_t rowStride, int64_t rows, in
                                          std::to_string(range.high) + ") is outside the " +
                                          std::to_string(spBytes_) + "-byte scratchpad");
   }
+  out_.scratchpadBytes = std::max(out_.scratchpadBytes, static_cast<uint64_t>(range.high));
+  hazards_.touch(range, write);
   for (const InFlightDma& dma : inFlight_) {
     if ((dma.load || write) && dma.range.overlaps(range)) {
       fault(FaultKind::ScratchpadHazard,
@@ -306,6 +321,7 @@ void Workgroup::compute(Pipe pipe, uint64_t cycles, uint64_t flops) {
   issue(costs_.scalarCycles);
   flushIssue();
   emit(TraceOp::Kind::Compute, pipe, 0, cycles);
+  out_.trace.back().afterOtherPipe = hazards_.finish(pipe);
   out_.counters.pipeCycles[static_cast<int>(pipe)] += cycles;
   out_.counters.flops += flops;
 }
@@ -332,6 +348,7 @@ void Workgroup::dma(const Instr& in) {
   const int64_t spAddress = load ? s(in.ra) : s(in.rb);
   const int64_t hbmAddress = load ? s(in.rb) : s(in.ra);
   const uint32_t token = nextToken_++;
+  out_.dmaRegions.push_back({static_cast<uint64_t>(hbmAddress), d});
   const uint64_t elements = d.elements();
   charge(elements);
   const uint64_t bytes = elements * d.elementBytes;
@@ -354,6 +371,7 @@ void Workgroup::dma(const Instr& in) {
                                static_cast<uint64_t>(hbmAddress + hbmExtent.high), !load});
     }
     inFlight_.push_back({token, {spAddress + spExtent.low, spAddress + spExtent.high}, load});
+    hazards_.discard();
     (load ? out_.counters.bytesRead : out_.counters.bytesWritten) += bytes;
   }
   s(in.rd) = token;

@@ -4,6 +4,7 @@
 // vector, matrix and atomic ones.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,34 @@ struct FaultRaised {
 struct Range {
   int64_t low, high;  // scratchpad byte offsets, [low, high)
   bool overlaps(const Range& o) const { return low < o.high && o.low < high; }
+  void add(const Range& o) {
+    if (o.low >= o.high) return;
+    if (low >= high) {
+      *this = o;
+    } else {
+      low = std::min(low, o.low);
+      high = std::max(high, o.high);
+    }
+  }
+};
+
+// The scratchpad the vector and matrix pipes have read and written since they were last
+// ordered with each other, as bounding ranges: an instruction that touches what the other pipe
+// wrote, or writes what it reads, must wait for it (the timing model's only dependence between
+// the two pipes).
+class PipeHazards {
+ public:
+  void touch(const Range& range, bool write) { (write ? writes_ : reads_).add(range); }
+  // Ends the instruction on `pipe`: whether it must wait for the other pipe's earlier work.
+  bool finish(Pipe pipe);
+  // Ends an instruction that is not on either pipe (DMAs wait for all earlier compute anyway).
+  void discard() { reads_ = writes_ = {0, 0}; }
+  void clear() { *this = PipeHazards{}; }
+
+ private:
+  static int index(Pipe pipe) { return pipe == Pipe::Matrix ? 1 : 0; }
+  Range reads_{0, 0}, writes_{0, 0};  // of the instruction being executed
+  Range pipeReads_[2] = {{0, 0}, {0, 0}}, pipeWrites_[2] = {{0, 0}, {0, 0}};
 };
 
 struct InFlightDma {
@@ -108,6 +137,7 @@ class Workgroup {
   std::vector<InFlightDma> inFlight_;
   uint32_t nextToken_ = 1;
   uint64_t pendingIssue_ = 0;
+  PipeHazards hazards_;
   size_t pc_ = 0;
 };
 

@@ -51,7 +51,8 @@ inline void PrintTo(const TraceOp& op, std::ostream* os) {
                                        "Wait",  "WaitAll", "Barrier"};
   static const char* const kPipes[] = {"Scalar", "Vector", "Matrix", "Dma"};
   *os << "{" << kKinds[static_cast<int>(op.kind)] << " " << kPipes[static_cast<int>(op.pipe)]
-      << " token " << op.token << " amount " << op.amount << "}";
+      << " token " << op.token << " amount " << op.amount
+      << (op.afterOtherPipe ? " after the other pipe" : "") << "}";
 }
 
 namespace test {

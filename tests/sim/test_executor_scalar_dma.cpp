@@ -610,6 +610,23 @@ TEST_F(DmaTest, Load2DGathersASubmatrixWithARowPitch) {
   EXPECT_EQ(block[8], readHbm<int32_t>(hbm_ + ((2 + 1) * 16 + 3 + 1) * 4, 1)[0]);
 }
 
+TEST_F(DmaTest, EachDmaLeavesItsHbmRegionAndTheScratchpadHighWaterMark) {
+  expectLoad({DType::I32, {{0, 7, 4, 4}, {1, 5, 64, 28}}}, 512, 12);
+  ASSERT_EQ(result_.dmaRegions.size(), 1u);  // token 1's
+  const DmaRegion& region = result_.dmaRegions[0];
+  EXPECT_EQ(region.address, hbm_ + 12);
+  EXPECT_EQ(region.descriptor.count[0], 7);
+  EXPECT_EQ(region.descriptor.hbmStride[1], 64);
+  EXPECT_EQ(region.descriptor.elementBytes, 4u);
+  EXPECT_EQ(result_.scratchpadBytes, uint64_t(512 + 35 * 4));
+  // The timing model's cache walks it as five rows of 28 bytes.
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
+  forEachHbmRun(region.descriptor, region.address,
+                [&](uint64_t first, uint64_t bytes) { runs.emplace_back(first, bytes); });
+  ASSERT_EQ(runs.size(), 5u);
+  EXPECT_EQ(runs[4], std::make_pair(hbm_ + 12 + 4 * 64, uint64_t(28)));
+}
+
 TEST_F(DmaTest, Load3DWithPaddedScratchpadRows) {
   expectLoad({DType::F16, {{0, 5, 2, 2}, {1, 3, 10, 16}, {2, 2, 30, 64}}}, 2048, 6);
 }

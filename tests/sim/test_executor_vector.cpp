@@ -749,12 +749,39 @@ TEST_F(VectorTest, ScalarIssueMergesIntoTheNextComputesIssue) {
       {K::Compute, Pipe::Vector, 0, 1},
       {K::Issue, Pipe::Scalar, 0, 1},
       {K::Compute, Pipe::Vector, 0, 1},
-      {K::Issue, Pipe::Scalar, 0, 2 + 1},  // li, mshape; the mma's issue
-      {K::Compute, Pipe::Matrix, 0, 1},
-      {K::Issue, Pipe::Scalar, 0, 1},  // nop
+      {K::Issue, Pipe::Scalar, 0, 2 + 1},      // li, mshape; the mma's issue
+      {K::Compute, Pipe::Matrix, 0, 1, true},  // reads what the vbins wrote
+      {K::Issue, Pipe::Scalar, 0, 1},          // nop
       {K::Barrier, Pipe::Scalar, 0, 0},
   };
   EXPECT_EQ(result_.trace, expected);
+}
+
+// The vector and matrix pipes run side by side; the trace orders an instruction after the
+// other pipe's earlier work only where it uses that work's scratchpad.
+TEST_F(VectorTest, ComputeWaitsForTheOtherPipeOnlyWhenItsScratchpadOverlaps) {
+  ASSERT_TRUE(noFault(runAsm(R"(
+  li s1, 0
+  li s2, 1024
+  li s3, 2048
+  li s4, 4096
+  li s5, 16
+  li s10, 1
+  mshape s10, s10, s10
+  mma.f32 s1, s2, s3
+  vbin.add.f32 s4, s4, s4, s5
+  vbin.mul.f32 s1, s1, s4, s5
+  mma.f32 s4, s2, s3
+  barrier
+  vbin.add.f32 s1, s2, s3, s5
+)")));
+  std::vector<bool> after;
+  for (const TraceOp& op : result_.trace) {
+    if (op.kind == TraceOp::Kind::Compute) after.push_back(op.afterOtherPipe);
+  }
+  // mma; vbin on untouched bytes; vbin reading the mma's C; mma writing what the vbins read
+  // and wrote; after the barrier nothing is pending.
+  EXPECT_EQ(after, (std::vector<bool>{false, false, true, true, false}));
 }
 
 }  // namespace

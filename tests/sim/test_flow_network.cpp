@@ -91,7 +91,7 @@ TEST_F(FlowNetworkTest, ZeroBytesTakeNoTime) {
 
 TEST_F(FlowNetworkTest, RingRoutesTakeTheShorterWayRound) {
   FlowNetwork network("network");
-  Topology ring(DeviceLinkConfig{"ring", 50.0, 100}, 4, network);
+  Topology ring(DeviceLinkConfig{"ring", 50.0, 1.0, 100}, 4, network);
   EXPECT_EQ(ring.route(0, 1).links.size(), 1u);
   EXPECT_EQ(ring.route(0, 2).links.size(), 2u);
   EXPECT_EQ(ring.route(0, 3).links.size(), 1u);
@@ -102,10 +102,10 @@ TEST_F(FlowNetworkTest, RingRoutesTakeTheShorterWayRound) {
 
 TEST_F(FlowNetworkTest, MeshAndSwitchRoutes) {
   FlowNetwork network("network");
-  Topology mesh(DeviceLinkConfig{"full_mesh", 50.0, 100}, 4, network);
+  Topology mesh(DeviceLinkConfig{"full_mesh", 50.0, 1.0, 100}, 4, network);
   EXPECT_EQ(mesh.route(0, 2).links.size(), 1u);
   EXPECT_NE(mesh.route(0, 2).links, mesh.route(1, 2).links);
-  Topology sw(DeviceLinkConfig{"switch", 50.0, 100}, 4, network);
+  Topology sw(DeviceLinkConfig{"switch", 50.0, 1.0, 100}, 4, network);
   Route r = sw.route(1, 3);
   EXPECT_EQ(r.links.size(), 2u);
   EXPECT_EQ(r.latencyNs, 200u);

@@ -64,7 +64,12 @@ TEST(UnitStatsTest, ComputeUnitsCountWorkgroupsTheirTimeAndDmas) {
   auto cmd = std::make_unique<Command>();
   cmd->kind = CommandKind::Kernel;
   cmd->launch = std::make_shared<KernelLaunch>();
-  cmd->launch->workgroups = {trace, trace};
+  // Both read the same 4 KiB at address 0 (no cache on tiny: the address is not looked up).
+  exec::DmaRegion region;
+  region.descriptor.count[0] = 1024;
+  region.descriptor.hbmStride[0] = 4;
+  auto regions = std::make_shared<const std::vector<exec::DmaRegion>>(1, region);
+  cmd->launch->workgroups = {{trace, regions}, {trace, regions}};
   auto launch = cmd->launch;
   auto completion = cmd->completion;
   sim.submit(std::move(cmd));

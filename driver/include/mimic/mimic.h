@@ -147,21 +147,35 @@ typedef struct mimicDeviceProperties {
   int computeUnits;
   int vectorLanes;
   double clockMHz;
-  size_t scratchpadBytes; /* per compute unit */
-  int mmaF32MacsPerCycle; /* per compute unit; f32 peak = 2 x this x units x clock */
-  int mmaF16MacsPerCycle; /* the same for f16 and bf16 */
-  double hbmBandwidthGBps;
+  size_t scratchpadBytes;  /* per compute unit */
+  int mmaF32MacsPerCycle;  /* per compute unit; f32 peak = 2 x this x units x clock */
+  int mmaF16MacsPerCycle;  /* the same for f16 and bf16 */
+  double hbmBandwidthGBps; /* peak; transfers reach hbmEfficiency of it */
   uint64_t hbmLatencyNs;
-  double hostLinkBandwidthGBps; /* per direction */
+  double hostLinkBandwidthGBps; /* per direction, peak */
   uint64_t hostLinkLatencyNs;
   mimicTopology deviceLinkTopology;
-  double deviceLinkBandwidthGBps; /* per link, per direction */
+  double deviceLinkBandwidthGBps; /* per link, per direction, peak */
   uint64_t deviceLinkLatencyNs;   /* per hop */
   int hardwareQueues;
   int copyEngines;
   int linkEngines;
-  uint64_t commandLatencyNs;
+  uint64_t commandLatencyNs; /* paid in turn by each kernel, copy and fill */
   size_t allocationAlignment;
+  /* Achievable shares of the peaks above (hbm.efficiency, host_link.efficiency,
+   * device_link.efficiency): a transfer alone on its path moves bytes at peak x efficiency. */
+  double hbmEfficiency;
+  double hostLinkEfficiency;
+  double deviceLinkEfficiency;
+  size_t cacheBytes; /* the last-level cache between the compute units and HBM; 0: none */
+  double cacheBandwidthGBps;
+  uint64_t cacheLatencyNs;
+  int maxWorkgroupsPerUnit;   /* resident on one compute unit at once, scratchpad allowing */
+  double dmaBandwidthGBps;    /* one compute unit's DMA engine */
+  uint64_t launchLatencyNs;   /* submission to the command processor, overlapped */
+  uint64_t workgroupLaunchNs; /* to start a workgroup on a compute unit */
+  uint64_t hostSubmitNs;      /* host time to submit one command */
+  uint64_t hostSyncNs;        /* from a completion until the host thread waiting on it runs */
 } mimicDeviceProperties;
 
 /* Returns MIMIC_ERROR_NULL_POINTER. */
@@ -410,8 +424,8 @@ typedef struct mimicPresetParam {
                                              preset's), "override" when the overrides set it,
                                              "" when no preset line gave one or the default is
                                              in effect */
-  int setByPreset; /* 1 if the preset (or one it inherits) sets the field */
-  int overridden;  /* 1 if the overrides set the field (value is then the override's) */
+  int setByPreset;                        /* 1 if the preset (or one it inherits) sets the field */
+  int overridden; /* 1 if the overrides set the field (value is then the override's) */
 } mimicPresetParam;
 
 /* The number of built-in presets. Returns MIMIC_ERROR_NULL_POINTER. */
