@@ -12,7 +12,7 @@ import sys
 from .common import Parser, UsageError, print_usage_error
 
 # In the order of `mimic --help`. demo and test_torch are optional: present when installed.
-SUBCOMMANDS = ["devices", "presets", "run", "what_if", "trace", "demo", "test_torch"]
+SUBCOMMANDS = ["devices", "presets", "run", "what_if", "trace", "validate", "demo", "test_torch"]
 OPTIONAL = {"demo", "test_torch"}
 
 EPILOG = """examples:
@@ -20,7 +20,8 @@ EPILOG = """examples:
   mimic presets show tiny --set hbm_bandwidth=200
   mimic run train.py --preset tiny --sanitize all -- --epochs 1
   mimic what-if train.py --vary hbm_bandwidth=1x,2x,4x --vary clock=1x,2x
-  mimic trace train.trace.json"""
+  mimic trace train.trace.json
+  mimic validate --preset a100"""
 
 
 def _modules():
