@@ -24,7 +24,7 @@ ComputeUnit::ComputeUnit(ComputeEngine& engine, int index, int dmaResource)
     : engine_(engine),
       index_(index),
       dmaResource_(dmaResource),
-      nsPerCycle_(1.0 / engine.costs_.clockGHz) {}
+      nsPerCycle_{1.0 / engine.costs_.clockGHz, 1.0 / engine.costs_.matrixClockGHz} {}
 
 void ComputeUnit::start(KernelLaunch& launch, size_t index) {
   int s;
@@ -59,13 +59,13 @@ void ComputeUnit::resume(int s) {
     const exec::TraceOp& op = ops[slot.pc];
     switch (op.kind) {
       case Kind::Issue:
-        slot.issue += op.amount * nsPerCycle_;
+        slot.issue += op.amount * nsPerCycle_[0];
         break;
       case Kind::Compute: {
         const int p = pipeIndex(op.pipe);
         double begin = std::max(slot.issue, pipeFree_[p]);
         if (op.afterOtherPipe) begin = std::max(begin, slot.pipeDone[1 - p]);
-        pipeFree_[p] = slot.pipeDone[p] = begin + op.amount * nsPerCycle_;
+        pipeFree_[p] = slot.pipeDone[p] = begin + op.amount * nsPerCycle_[p];
         break;
       }
       case Kind::DmaLoad:

@@ -55,7 +55,7 @@ class ComputeUnit {
   ComputeEngine& engine_;
   int index_;
   int dmaResource_;
-  double nsPerCycle_;
+  double nsPerCycle_[2];  // vector (and scalar), matrix
   std::vector<Slot> slots_;
   std::vector<int> freeSlots_;
   double pipeFree_[2] = {0, 0};  // vector, matrix

@@ -31,7 +31,7 @@ def run(args):
     rows = []
     for index in range(count):
         p = torch_mimic.get_device_properties(index)
-        clock_hz = p.clock_mhz * 1e6
+        clock_hz = p.matrix_clock_mhz * 1e6
         f32 = 2 * p.mma_f32_macs_per_cycle * p.compute_units * clock_hz / 1e12
         f16 = 2 * p.mma_f16_macs_per_cycle * p.compute_units * clock_hz / 1e12
         used = torch_mimic.memory_reserved(index)

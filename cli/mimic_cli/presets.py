@@ -60,15 +60,16 @@ def summary(params):
     """The headline figures of a described preset, by name, as numbers where they are."""
     value = {p["field"]: p["value"] for p in params}
     clock_hz = parse_number(value["compute.clock_mhz"]) * 1e6
+    matrix_hz = parse_number(value["compute.matrix_clock_mhz"]) * 1e6 or clock_hz
     units = parse_number(value["compute.units"])
     return {"device": value["device.name"],
             "devices": int(parse_number(value["system.num_devices"])),
             "units": int(units), "clock_mhz": clock_hz / 1e6,
             "hbm_bytes": parse_number(value["hbm.capacity"]),
             "hbm_gbps": parse_number(value["hbm.bandwidth_gbps"]),
-            "f32_tflops": 2 * parse_number(value["isa.mma_f32_macs_per_cycle"]) * units * clock_hz
+            "f32_tflops": 2 * parse_number(value["isa.mma_f32_macs_per_cycle"]) * units * matrix_hz
             / 1e12,
-            "f16_tflops": 2 * parse_number(value["isa.mma_f16_macs_per_cycle"]) * units * clock_hz
+            "f16_tflops": 2 * parse_number(value["isa.mma_f16_macs_per_cycle"]) * units * matrix_hz
             / 1e12,
             "topology": value["device_link.topology"],
             "link_gbps": parse_number(value["device_link.bandwidth_gbps"])}

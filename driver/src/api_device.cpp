@@ -87,6 +87,7 @@ mimicResult mimicDeviceGetProperties(int device, mimicDeviceProperties* props) {
     p.workgroupLaunchNs = c.compute.workgroupLaunchNs;
     p.hostSubmitNs = c.hostClock.submitNs;
     p.hostSyncNs = c.hostClock.syncNs;
+    p.matrixClockMHz = c.costs.matrixClockGHz * 1000;
     *props = p;
     return MIMIC_SUCCESS;
   });

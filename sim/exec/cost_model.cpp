@@ -33,6 +33,11 @@ CostModel CostModel::read(sim::ParamReader& params, int lanes, double clockMHz) 
   CostModel c;
   c.lanes = lanes;
   c.clockGHz = clockMHz / 1000.0;
+  const double matrixMHz = params.number(
+      "compute.matrix_clock_mhz", 0,
+      "clock the matrix pipe sustains under load (real parts lower their clock to stay in power "
+      "during dense matrix work), MHz; 0: compute.clock_mhz");
+  c.matrixClockGHz = matrixMHz > 0 ? matrixMHz / 1000.0 : c.clockGHz;
   c.scalarCycles = static_cast<uint32_t>(
       params.size("isa.scalar_cycles", 1, "cycles of a scalar instruction, and of issuing any"));
   c.sloadCycles = static_cast<uint32_t>(

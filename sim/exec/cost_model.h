@@ -16,6 +16,7 @@ namespace mimic::exec {
 struct CostModel {
   int lanes;                     // vector lanes: elements per vector cycle
   double clockGHz;               // cycles per ns
+  double matrixClockGHz;         // the clock the matrix pipe sustains
   uint32_t scalarCycles;         // any scalar instruction, and issuing any other
   uint32_t sloadCycles;          // a scalar load from the scratchpad (SLoad)
   uint32_t vectorCycles;         // per lane-group, simple elementwise ops

@@ -1,4 +1,4 @@
-// Host side of gemm: checks, the tile sizes for the device's scratchpad, and the launch.
+// Host side of gemm: checks, the tiles for the device (gemm_plan.h), and the launch.
 #include "torch_backend/ops/gemm.h"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "torch_backend/ops/gemm_kernel.h"
+#include "torch_backend/ops/gemm_plan.h"
 #include "torch_backend/ops/kernel_cache.h"
 
 namespace mimic::ops {
@@ -57,52 +58,8 @@ int64_t roundUp8(int64_t bytes) {
   return (bytes + 7) / 8 * 8;
 }
 
-struct Tiles {
-  int64_t m, n, k;
-};
-
-// Scratchpad bytes of a tile set: the f32 accumulator, then the double-buffered A and B tiles,
-// which the epilogue's buffers (old C, as f32, the result) reuse.
-int64_t bytesOf(const Tiles& t, int64_t e) {
-  const int64_t ab = 2 * (roundUp8(t.m * t.k * e) + roundUp8(t.k * t.n * e));
-  const int64_t mn = t.m * t.n;
-  const int64_t epilogue = roundUp8(mn * e) + (e != 4 ? roundUp8(mn * 4) + roundUp8(mn * e) : 0);
-  return roundUp8(mn * 4) + std::max(ab, epilogue);
-}
-
 int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
-}
-
-// The largest tiles that fit, no larger than the problem: big Mma instructions make the
-// interpreter fast. Tiles start at 128 x 128 x 128; when M or N is small the other grows to
-// keep the area. To fit, K shrinks first (down to 32), then the larger of M and N; then M or N
-// halve (down to 32) until there is a tile for every compute unit.
-Tiles chooseTiles(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t e, int64_t budget,
-                  int units) {
-  constexpr int64_t kSide = 128, kArea = kSide * kSide;
-  Tiles t{std::min(m, kSide), 1, std::clamp<int64_t>(k, 1, kSide)};
-  t.n = std::min(n, std::max(kSide, kArea / t.m));
-  t.m = std::min(m, std::max(kSide, kArea / t.n));
-  while (bytesOf(t, e) > budget) {
-    if (t.k > 32) {
-      t.k = (t.k + 1) / 2;
-    } else if (t.m >= t.n && t.m > 1) {
-      t.m = (t.m + 1) / 2;
-    } else if (t.n > 1) {
-      t.n = (t.n + 1) / 2;
-    } else {
-      t.k = (t.k + 1) / 2;
-    }
-  }
-  while (batch * ceilDiv(m, t.m) * ceilDiv(n, t.n) < units && std::max(t.m, t.n) > 32) {
-    if (t.m >= t.n) {
-      t.m = (t.m + 1) / 2;
-    } else {
-      t.n = (t.n + 1) / 2;
-    }
-  }
-  return t;
 }
 
 int64_t f32Bits(double v) {
@@ -130,8 +87,9 @@ void gemm(const LaunchContext& ctx, const TensorView& c, const TensorView& a, co
   const int64_t batch = cc.sizes[0], m = cc.sizes[1], n = cc.sizes[2], k = ca.sizes[2];
   if (batch == 0 || m == 0 || n == 0) return;
   const int64_t e = isa::dtypeSize(c.dtype);
-  const Tiles t = chooseTiles(batch, m, n, k, e, static_cast<int64_t>(scratchpadBytes(ctx.device)),
-                              computeUnits(ctx.device));
+  const bool readC = beta != 0.0;
+  const detail::GemmTiles t =
+      detail::planGemm(deviceProperties(ctx.device), batch, m, n, k, e, readC);
 
   std::vector<int64_t> args(detail::kGemmArgCount, 0);
   args[detail::kGemmC] = reinterpret_cast<int64_t>(cc.data);
@@ -153,22 +111,25 @@ void gemm(const LaunchContext& ctx, const TensorView& c, const TensorView& a, co
   const int64_t accBytes = roundUp8(t.m * t.n * 4);
   const int64_t aBytes = roundUp8(t.m * t.k * e), bBytes = roundUp8(t.k * t.n * e);
   args[detail::kGemmSpAcc] = 0;
-  args[detail::kGemmSpA0] = accBytes;
-  args[detail::kGemmSpA1] = accBytes + aBytes;
-  args[detail::kGemmSpB0] = accBytes + 2 * aBytes;
-  args[detail::kGemmSpB1] = accBytes + 2 * aBytes + bBytes;
+  for (int s = 0; s < t.stages; ++s) {
+    args[detail::kGemmSpA0 + s] = accBytes + s * aBytes;
+    args[detail::kGemmSpB0 + s] = accBytes + t.stages * aBytes + s * bBytes;
+  }
   args[detail::kGemmSpOld] = accBytes;
   args[detail::kGemmSpOldF32] = accBytes + roundUp8(t.m * t.n * e);
-  args[detail::kGemmSpOut] = args[detail::kGemmSpOldF32] + accBytes;
+  args[detail::kGemmSpOut] = readC ? args[detail::kGemmSpOldF32] + accBytes : accBytes;
+  const int64_t tilesM = ceilDiv(m, t.m), tilesN = ceilDiv(n, t.n);
+  args[detail::kGemmTilesM] = tilesM;
+  args[detail::kGemmTilesN] = tilesN;
+  args[detail::kGemmGroupM] = t.groupM;
 
-  detail::GemmShape shape{c.dtype, beta != 0.0};
+  detail::GemmShape shape{c.dtype, readC, t.stages};
   for (int v = 0; v < 3; ++v) {
     shape.columnWalk[v] = std::llabs(views[v]->strides[1]) < std::llabs(views[v]->strides[2]);
   }
   mimicFunction fn =
       cachedKernel(ctx.device, shape.key(), [&] { return detail::buildGemmKernel(shape); });
-  const mimicDim3 grid{static_cast<uint32_t>(ceilDiv(n, t.n)),
-                       static_cast<uint32_t>(ceilDiv(m, t.m)), static_cast<uint32_t>(batch)};
+  const mimicDim3 grid{static_cast<uint32_t>(tilesM * tilesN), 1, static_cast<uint32_t>(batch)};
   launch(ctx, fn, grid, args);
 }
 

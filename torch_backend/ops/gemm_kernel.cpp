@@ -25,12 +25,16 @@ class GemmGen {
   Reg arg(int i) { return k_.arg(i); }
   // d += idx * (argument `strideArg`).
   void addScaled(Reg d, Reg idx, int strideArg);
-  // This workgroup's extent along grid dim `dim`: min(tile, size - start) for the tile
-  // starting at start = wgid(dim) * tile; adds start * stride to each (base, strideArg).
-  Reg tileExtent(int dim, int sizeArg, int tileArg,
+  // Sets tileM_ and tileN_ from the workgroup's place in the grouped visiting order.
+  void tileIndices();
+  // This workgroup's extent for tile number `index`: min(tile, size - start) for the tile
+  // starting at start = index * tile; adds start * stride to each (base, strideArg).
+  Reg tileExtent(Reg index, int sizeArg, int tileArg,
                  std::initializer_list<std::pair<Reg, int>> bases);
-  // Loads the A and B tiles at k0 into buffer set p.
+  // Loads the A and B tiles at kLoad_ into buffer set p.
   void load(int p);
+  // If a tile is left to load, loads it into buffer set p; advances kLoad_ either way.
+  void loadIfAny(int p);
   // Sets `d` to a rows x cols tile of operand `which` (0 A, 1 B, 2 C) with the given HBM
   // strides, dense and row-major in the scratchpad.
   void tileDescriptor(isa::Desc d, int which, Reg rows, int rowStrideArg, Reg cols,
@@ -39,8 +43,8 @@ class GemmGen {
 
   const GemmShape& s_;
   KernelBuilder k_;
-  Reg tm_{}, tn_{}, k0_{}, aBase_{}, bBase_{}, cBase_{};
-  Reg tk_[2]{}, aToken_[2]{}, bToken_[2]{};
+  Reg tileM_{}, tileN_{}, tm_{}, tn_{}, kLoad_{}, aBase_{}, bBase_{}, cBase_{};
+  Reg tk_[kGemmMaxStages]{}, aToken_[kGemmMaxStages]{}, bToken_[kGemmMaxStages]{};
   isa::Desc aDesc_{}, bDesc_{};
 };
 
@@ -51,10 +55,30 @@ void GemmGen::addScaled(Reg d, Reg idx, int strideArg) {
   k_.release(t);
 }
 
-Reg GemmGen::tileExtent(int dim, int sizeArg, int tileArg,
+void GemmGen::tileIndices() {
+  // index = group * (groupM x tilesN) + within; the group's rows start at group x groupM.
+  Reg index = k_.workgroupId(0), group = arg(kGemmGroupM), perGroup = arg(kGemmTilesN);
+  k_.alu(ScalarOp::Mul, perGroup, perGroup, group);
+  Reg first = k_.reg();
+  k_.alu(ScalarOp::Div, first, index, perGroup);
+  Reg within = k_.reg();
+  k_.alu(ScalarOp::Rem, within, index, perGroup);
+  k_.alu(ScalarOp::Mul, first, first, group);
+  Reg rows = arg(kGemmTilesM);
+  k_.alu(ScalarOp::Sub, rows, rows, first);
+  k_.alu(ScalarOp::Min, rows, rows, group);
+  tileM_ = k_.reg();
+  k_.alu(ScalarOp::Rem, tileM_, within, rows);
+  k_.alu(ScalarOp::Add, tileM_, tileM_, first);
+  tileN_ = k_.reg();
+  k_.alu(ScalarOp::Div, tileN_, within, rows);
+  for (Reg r : {index, group, perGroup, first, within, rows}) k_.release(r);
+}
+
+Reg GemmGen::tileExtent(Reg index, int sizeArg, int tileArg,
                         std::initializer_list<std::pair<Reg, int>> bases) {
-  Reg extent = arg(sizeArg), start = k_.workgroupId(dim), tile = arg(tileArg);
-  k_.alu(ScalarOp::Mul, start, start, tile);
+  Reg extent = arg(sizeArg), start = k_.reg(), tile = arg(tileArg);
+  k_.alu(ScalarOp::Mul, start, index, tile);
   k_.alu(ScalarOp::Sub, extent, extent, start);
   k_.alu(ScalarOp::Min, extent, extent, tile);
   for (const auto& [base, strideArg] : bases) addScaled(base, start, strideArg);
@@ -81,21 +105,35 @@ void GemmGen::tileDescriptor(isa::Desc d, int which, Reg rows, int rowStrideArg,
 
 void GemmGen::load(int p) {
   Reg t = arg(kGemmK), tile = arg(kGemmTileK);
-  k_.alu(ScalarOp::Sub, tk_[p], t, k0_);
+  k_.alu(ScalarOp::Sub, tk_[p], t, kLoad_);
   k_.alu(ScalarOp::Min, tk_[p], tk_[p], tile);
   k_.release(tile);
   tileDescriptor(aDesc_, 0, tm_, kGemmARow, tk_[p], kGemmACol);
   tileDescriptor(bDesc_, 1, tk_[p], kGemmBRow, tn_, kGemmBCol);
-  Reg address = k_.reg(), sp = arg(p == 0 ? kGemmSpA0 : kGemmSpA1);
+  Reg address = k_.reg(), sp = arg(kGemmSpA0 + p);
   k_.mov(address, aBase_);
-  addScaled(address, k0_, kGemmACol);
+  addScaled(address, kLoad_, kGemmACol);
   k_.dmaLoad(aToken_[p], sp, address, aDesc_);
   k_.release(sp);
-  sp = arg(p == 0 ? kGemmSpB0 : kGemmSpB1);
+  sp = arg(kGemmSpB0 + p);
   k_.mov(address, bBase_);
-  addScaled(address, k0_, kGemmBRow);
+  addScaled(address, kLoad_, kGemmBRow);
   k_.dmaLoad(bToken_[p], sp, address, bDesc_);
   for (Reg r : {t, address, sp}) k_.release(r);
+}
+
+void GemmGen::loadIfAny(int p) {
+  isa::Label none = k_.label();
+  Reg t = k_.reg(), k = arg(kGemmK);
+  k_.cmp(Cond::Lt, t, kLoad_, k);
+  k_.release(k);
+  k_.brz(t, none);
+  load(p);
+  k_.bind(none);
+  Reg step = arg(kGemmTileK);
+  k_.alu(ScalarOp::Add, kLoad_, kLoad_, step);
+  k_.release(step);
+  k_.release(t);
 }
 
 void GemmGen::epilogue() {
@@ -141,8 +179,11 @@ isa::Function GemmGen::build() {
     addScaled(cBase_, batch, kGemmCBatch);
     k_.release(batch);
   }
-  tm_ = tileExtent(1, kGemmM, kGemmTileM, {{aBase_, kGemmARow}, {cBase_, kGemmCRow}});
-  tn_ = tileExtent(0, kGemmN, kGemmTileN, {{bBase_, kGemmBCol}, {cBase_, kGemmCCol}});
+  tileIndices();
+  tm_ = tileExtent(tileM_, kGemmM, kGemmTileM, {{aBase_, kGemmARow}, {cBase_, kGemmCRow}});
+  tn_ = tileExtent(tileN_, kGemmN, kGemmTileN, {{bBase_, kGemmBCol}, {cBase_, kGemmCCol}});
+  k_.release(tileM_);
+  k_.release(tileN_);
   {
     Reg count = k_.reg(), acc = arg(kGemmSpAcc);
     k_.alu(ScalarOp::Mul, count, tm_, tn_);
@@ -152,8 +193,10 @@ isa::Function GemmGen::build() {
   }
   aDesc_ = k_.desc();
   bDesc_ = k_.desc();
-  k0_ = k_.li(0);
-  for (int p = 0; p < 2; ++p) {
+  const int stages = s_.stages;
+  kLoad_ = k_.li(0);
+  Reg kCompute = k_.li(0);
+  for (int p = 0; p < stages; ++p) {
     tk_[p] = k_.reg();
     aToken_[p] = k_.reg();
     bToken_[p] = k_.reg();
@@ -161,35 +204,28 @@ isa::Function GemmGen::build() {
   isa::Label loop = k_.label(), done = k_.label();
   Reg t = arg(kGemmK);
   k_.brz(t, done);
-  load(0);
-  // Tile i computes from buffer set i % 2 while tile i + 1 loads into the other.
+  for (int p = 0; p + 1 < stages; ++p) loadIfAny(p);
+  // Tile i computes from buffer set i % stages while the next stages - 1 tiles load.
   k_.bind(loop);
-  for (int p = 0; p < 2; ++p) {
-    isa::Label compute = k_.label();
-    Reg step = arg(kGemmTileK);
-    k_.alu(ScalarOp::Add, k0_, k0_, step);
-    k_.release(step);
-    Reg k = arg(kGemmK);
-    k_.cmp(Cond::Lt, t, k0_, k);
-    k_.release(k);
-    k_.brz(t, compute);
-    load(1 - p);
-    k_.bind(compute);
+  for (int p = 0; p < stages; ++p) {
+    loadIfAny((p + stages - 1) % stages);
     k_.wait(aToken_[p]);
     k_.wait(bToken_[p]);
     k_.mshape(tm_, tn_, tk_[p]);
-    Reg acc = arg(kGemmSpAcc), a = arg(p == 0 ? kGemmSpA0 : kGemmSpA1);
-    Reg b = arg(p == 0 ? kGemmSpB0 : kGemmSpB1);
+    Reg acc = arg(kGemmSpAcc), a = arg(kGemmSpA0 + p), b = arg(kGemmSpB0 + p);
     k_.mma(s_.type, acc, a, b);
     for (Reg r : {acc, a, b}) k_.release(r);
-    k = arg(kGemmK);
-    k_.cmp(Cond::Ge, t, k0_, k);
+    Reg step = arg(kGemmTileK), k = arg(kGemmK);
+    k_.alu(ScalarOp::Add, kCompute, kCompute, step);
+    k_.cmp(Cond::Ge, t, kCompute, k);
+    k_.release(step);
     k_.release(k);
     k_.brnz(t, done);
   }
   k_.br(loop);
   k_.bind(done);
   k_.release(t);
+  k_.release(kCompute);
   epilogue();
   return k_.finish();
 }
@@ -199,7 +235,8 @@ isa::Function GemmGen::build() {
 std::string GemmShape::key() const {
   std::string walks = ".";
   for (bool byColumn : columnWalk) walks += byColumn ? 'c' : 'r';
-  return std::string("gemm.") + isa::dtypeName(type) + (readC ? ".beta" : ".nobeta") + walks;
+  return std::string("gemm.") + isa::dtypeName(type) + (readC ? ".beta" : ".nobeta") + walks +
+         ".s" + std::to_string(stages);
 }
 
 isa::Function buildGemmKernel(const GemmShape& shape) {

@@ -1,7 +1,8 @@
 // The device side of gemm (gemm.h): one workgroup computes a TM x TN tile of C for one batch
-// entry, walking K in TK steps with double-buffered DMA loads of A and B tiles (gathered dense
-// and row-major from any strides) and Mma into an f32 accumulator; then it applies alpha and
-// beta and stores the tile converted to C's type.
+// entry (tiles visited in groups of tile rows, gemm_plan.h), walking K in TK steps with
+// multi-stage DMA loads of A and B tiles (the next stages - 1 steps' loads in flight, gathered
+// dense and row-major from any strides) and Mma into an f32 accumulator; then it applies alpha
+// and beta and stores the tile converted to C's type.
 #pragma once
 
 #include <string>
@@ -11,9 +12,12 @@
 namespace mimic::ops::detail {
 
 // Everything the generated code depends on (the kernel cache key).
+constexpr int kGemmMaxStages = 3;
+
 struct GemmShape {
   isa::DType type = isa::DType::F32;  // A, B and C
   bool readC = true;                  // beta != 0: C's old tile is loaded
+  int stages = 2;                     // buffer sets of A and B tiles, 2..kGemmMaxStages
   // Per operand (A, B, C): the DMA walks the tile column by column, because the matrix is
   // contiguous along its rows (transposed): reading HBM in order is much faster to interpret.
   bool columnWalk[3] = {false, false, false};
@@ -43,18 +47,19 @@ enum GemmArg : int {
   kGemmTileK,
   kGemmAlpha,  // f32 bits
   kGemmBeta,   // f32 bits
-  kGemmSpA0,   // scratchpad: A tiles (two buffers), B tiles, the f32 accumulator,
-  kGemmSpA1,
-  kGemmSpB0,
-  kGemmSpB1,
-  kGemmSpAcc,
+  kGemmSpA0,   // scratchpad: A tiles (one per stage), B tiles, the f32 accumulator,
+  kGemmSpB0 = kGemmSpA0 + kGemmMaxStages,
+  kGemmSpAcc = kGemmSpB0 + kGemmMaxStages,
   kGemmSpOld,     // C's old tile in its type, then as f32 (f16/bf16 only), and the result
   kGemmSpOldF32,  // in C's type (f16/bf16 only); these overlap the A and B tiles
   kGemmSpOut,
+  kGemmTilesM,  // tiles along M and N, and tile rows per group of the visiting order
+  kGemmTilesN,
+  kGemmGroupM,
   kGemmArgCount,
 };
 
-// Grid: x = tiles along N, y = tiles along M, z = batch.
+// Grid: x = tiles (tiles along M x along N, in grouped order), z = batch.
 isa::Function buildGemmKernel(const GemmShape& shape);
 
 }  // namespace mimic::ops::detail

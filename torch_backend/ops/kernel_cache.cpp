@@ -45,10 +45,7 @@ void launch(const LaunchContext& ctx, mimicFunction fn, mimicDim3 grid,
   MIMIC_CHECK(mimicLaunchKernel(fn, grid, args.data(), args.size() * sizeof(int64_t), ctx.queue));
 }
 
-namespace {
-
-// The properties of `device`, read once.
-const mimicDeviceProperties& propertiesOf(int device) {
+const mimicDeviceProperties& deviceProperties(int device) {
   static std::mutex m;
   static std::map<int, mimicDeviceProperties> table;
   std::lock_guard<std::mutex> lock(m);
@@ -59,14 +56,12 @@ const mimicDeviceProperties& propertiesOf(int device) {
   return table[device] = props;
 }
 
-}  // namespace
-
 size_t scratchpadBytes(int device) {
-  return propertiesOf(device).scratchpadBytes;
+  return deviceProperties(device).scratchpadBytes;
 }
 
 int computeUnits(int device) {
-  return propertiesOf(device).computeUnits;
+  return deviceProperties(device).computeUnits;
 }
 
 int64_t scalarBits(double value, isa::DType type) {

@@ -22,6 +22,9 @@ mimicFunction cachedKernel(int device, const std::string& key,
 void launch(const LaunchContext& ctx, mimicFunction fn, mimicDim3 grid,
             const std::vector<int64_t>& args);
 
+// The properties of `device`, read once.
+const mimicDeviceProperties& deviceProperties(int device);
+
 // Scratchpad bytes of one compute unit of `device` (cached).
 size_t scratchpadBytes(int device);
 

@@ -49,12 +49,31 @@ std::tuple<std::vector<std::string>, std::vector<double>> deviceProperties(int64
   mimicDeviceProperties p{};
   MIMIC_TORCH_CHECK(mimicDeviceGetProperties(static_cast<int>(device), &p));
   return {{p.name, p.preset},
-          {double(p.totalMemory), double(p.computeUnits), double(p.vectorLanes), p.clockMHz,
-           double(p.scratchpadBytes), double(p.mmaF32MacsPerCycle), double(p.mmaF16MacsPerCycle),
-           p.hbmBandwidthGBps, double(p.hbmLatencyNs), p.hostLinkBandwidthGBps,
-           double(p.hostLinkLatencyNs), double(p.deviceLinkBandwidthGBps),
-           double(p.deviceLinkLatencyNs), double(p.hardwareQueues), double(p.copyEngines),
-           double(p.linkEngines), double(p.commandLatencyNs)}};
+          {double(p.totalMemory),
+           double(p.computeUnits),
+           double(p.vectorLanes),
+           p.clockMHz,
+           double(p.scratchpadBytes),
+           double(p.mmaF32MacsPerCycle),
+           double(p.mmaF16MacsPerCycle),
+           p.hbmBandwidthGBps,
+           double(p.hbmLatencyNs),
+           p.hostLinkBandwidthGBps,
+           double(p.hostLinkLatencyNs),
+           double(p.deviceLinkBandwidthGBps),
+           double(p.deviceLinkLatencyNs),
+           double(p.hardwareQueues),
+           double(p.copyEngines),
+           double(p.linkEngines),
+           double(p.commandLatencyNs),
+           p.matrixClockMHz,
+           p.hbmEfficiency,
+           p.hostLinkEfficiency,
+           p.deviceLinkEfficiency,
+           double(p.cacheBytes),
+           p.cacheBandwidthGBps,
+           double(p.cacheLatencyNs),
+           double(p.maxWorkgroupsPerUnit)}};
 }
 
 int64_t simTime() {

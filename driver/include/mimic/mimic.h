@@ -176,6 +176,7 @@ typedef struct mimicDeviceProperties {
   uint64_t workgroupLaunchNs; /* to start a workgroup on a compute unit */
   uint64_t hostSubmitNs;      /* host time to submit one command */
   uint64_t hostSyncNs;        /* from a completion until the host thread waiting on it runs */
+  double matrixClockMHz;      /* the clock the matrix pipe sustains (matrix peaks use it) */
 } mimicDeviceProperties;
 
 /* Returns MIMIC_ERROR_NULL_POINTER. */

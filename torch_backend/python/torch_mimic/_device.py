@@ -83,6 +83,14 @@ class DeviceProperties:
     copy_engines: int
     link_engines: int
     command_latency_ns: int
+    matrix_clock_mhz: float  # the clock the matrix pipe sustains: matrix peaks use it
+    hbm_efficiency: float
+    host_link_efficiency: float
+    device_link_efficiency: float
+    cache_bytes: int
+    cache_bandwidth_gbps: float
+    cache_latency_ns: int
+    max_workgroups_per_unit: int
 
     @property
     def multi_processor_count(self):  # the name torch.cuda's properties use
