@@ -93,13 +93,15 @@ void ComputeEngine::workgroupFinished(KernelLaunch& launch, int unit) {
   dispatch();
 }
 
-std::vector<PathUse> ComputeEngine::dmaPath(int unitDmaResource, const exec::DmaRegion& region,
-                                            bool store, uint64_t bytes, SimTime* latency) {
+std::vector<PathUse> ComputeEngine::dmaPath(KernelLaunch& launch, int unitDmaResource,
+                                            const exec::DmaRegion& region, bool store,
+                                            uint64_t bytes, SimTime* latency) {
   if (!cache_.enabled()) {
     *latency = memory_.hbmLatencyNs;
     return {{memory_.hbm, 1.0}, {unitDmaResource, 1.0}};
   }
   const uint64_t hit = cache_.access(region, store);
+  if (!store) launch.cacheHitBytes += hit;
   // Every written byte is written back to HBM in the end; a read goes there for its misses.
   const double hbmShare = store ? 1.0 : static_cast<double>(bytes - std::min(hit, bytes)) / bytes;
   *latency = store || hbmShare == 0 ? cacheConfig_.latencyNs : memory_.hbmLatencyNs;

@@ -40,6 +40,7 @@ struct KernelLaunch {
   SimTime start = 0;
   SimTime end = 0;
   size_t remaining = 0;
+  uint64_t cacheHitBytes = 0;  // of the bytes its DMAs read
 };
 
 // The resources of the memory system a DMA uses, besides its CU's own DMA engine.
@@ -79,8 +80,9 @@ class ComputeEngine : public sc_core::sc_module {
   int unitWithRoom(uint64_t scratchpadBytes) const;
   void moveBetweenBuckets(int unit, int from, int to);
   // The path and latency of a DMA of `bytes` over `region`, looked up in the cache now.
-  std::vector<PathUse> dmaPath(int unitDmaResource, const exec::DmaRegion& region, bool store,
-                               uint64_t bytes, SimTime* latency);
+  std::vector<PathUse> dmaPath(KernelLaunch& launch, int unitDmaResource,
+                               const exec::DmaRegion& region, bool store, uint64_t bytes,
+                               SimTime* latency);
   void workgroupFinished(KernelLaunch& launch, int unit);
 
   ComputeConfig config_;

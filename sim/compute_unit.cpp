@@ -122,7 +122,7 @@ void ComputeUnit::startDma(int s, const exec::TraceOp& op) {
   ++slot.dmasInFlight;
   SimTime latency = 0;
   std::vector<PathUse> path =
-      engine_.dmaPath(dmaResource_, (*slot.work->dmaRegions)[op.token - 1],
+      engine_.dmaPath(*slot.launch, dmaResource_, (*slot.work->dmaRegions)[op.token - 1],
                       op.kind == exec::TraceOp::Kind::DmaStore, op.amount, &latency);
   const uint32_t token = op.token;
   const uint64_t bytes = op.amount;

@@ -15,7 +15,8 @@
 //   copies       event to event on the copying queue around the copies;
 //   launch_sync  host time (mimicGetSimTime) from before an empty kernel's launch to the return
 //                of mimicQueueSynchronize, as cudaLaunchKernel + cudaStreamSynchronize costs;
-//   launch_event event to event around `iterations` back-to-back empty kernels;
+//   launch_event event to event around one empty kernel, the end event synchronized before the
+//                next iteration, as SuperBench's kernel-launch "event" time measures it;
 //   collectives  from the earliest start event to the latest end event over the ranks' queues,
 //                as nccl-tests times them (f32 sum, in place; bytes is nccl-tests' size: the
 //                whole buffer of AllReduce, AllGather's output, ReduceScatter's input).
@@ -247,7 +248,7 @@ Result launch(const Workload& w) {
       r.totalNs += hostNs() - before;
     }
   } else {
-    r.totalNs = t.time(r.iterations, kernel);
+    for (uint64_t i = 0; i < r.iterations; ++i) r.totalNs += t.time(1, kernel);
   }
   MIMIC_CHECK(mimicModuleUnload(module));
   return r;

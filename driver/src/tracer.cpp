@@ -20,9 +20,15 @@ void fillCounters(const sim::KernelLaunch& launch, const sim::SystemConfig& conf
   c.hbmBytesWritten = k.bytesWritten;
   c.startNs = launch.start;
   c.endNs = launch.end;
-  c.cycles = static_cast<uint64_t>(double(launch.end - launch.start) * config.costs.clockGHz);
-  const double capacity = double(c.cycles) * config.compute.computeUnits;
-  for (int p = 0; p < 4; ++p) c.busy[p] = capacity > 0 ? double(k.pipeCycles[p]) / capacity : 0;
+  const double ns = double(launch.end - launch.start);
+  c.cycles = static_cast<uint64_t>(ns * config.costs.clockGHz);
+  const double capacity = ns * config.compute.computeUnits;
+  for (int p = 0; p < 4; ++p) {
+    const double ghz =
+        p == int(isa::Pipe::Matrix) ? config.costs.matrixClockGHz : config.costs.clockGHz;
+    c.busy[p] = capacity > 0 ? double(k.pipeCycles[p]) / ghz / capacity : 0;
+  }
+  c.cacheHitBytes = launch.cacheHitBytes;
   *out = c;
 }
 

@@ -12,6 +12,8 @@ Pure Python on purpose (no torch import): it must run on a machine that only has
 """
 import json
 
+from ._table import kernel_hbm_bytes
+
 FORMAT = "mimic-trace"
 VERSION = 1
 HOST_PID = 0
@@ -112,7 +114,7 @@ def memory_samples(trace, device):
 def _hbm_bytes(act):
     if act["kind"] == "kernel":
         counters = act.get("counters") or {}
-        return counters.get("hbm_bytes_read", 0) + counters.get("hbm_bytes_written", 0)
+        return kernel_hbm_bytes(counters)
     if act["kind"] == "memcpy" and act.get("copy_kind") == "HtoH":
         return 0  # host to host never touches the device's HBM
     if act["kind"] in ("memcpy", "memset"):

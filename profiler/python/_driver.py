@@ -19,7 +19,7 @@ class _Counters(ctypes.Structure):
                 ("flops", ctypes.c_uint64), ("hbmBytesRead", ctypes.c_uint64),
                 ("hbmBytesWritten", ctypes.c_uint64), ("startNs", ctypes.c_uint64),
                 ("endNs", ctypes.c_uint64), ("cycles", ctypes.c_uint64),
-                ("busy", ctypes.c_double * 4)]
+                ("busy", ctypes.c_double * 4), ("cacheHitBytes", ctypes.c_uint64)]
 
 
 class _Activity(ctypes.Structure):
@@ -83,6 +83,7 @@ def _as_dict(a):
         record["counters"] = {"workgroups": c.workgroups, "flops": c.flops,
                               "hbm_bytes_read": c.hbmBytesRead,
                               "hbm_bytes_written": c.hbmBytesWritten,
+                              "cache_hit_bytes": c.cacheHitBytes,
                               "instructions": list(c.instructions), "busy": list(c.busy)}
     return record
 

@@ -6,6 +6,13 @@ peak (`peak_flops`) of the device: the trace does not record a kernel's dtype.
 """
 import math
 
+
+def kernel_hbm_bytes(counters):
+    """A kernel's HBM traffic: what its DMAs read that missed the device's cache, and what they
+    wrote (every written byte reaches HBM in the end)."""
+    return (counters.get("hbm_bytes_read", 0) - counters.get("cache_hit_bytes", 0)
+            + counters.get("hbm_bytes_written", 0))
+
 SORT_KEYS = ("total_ns", "avg_ns", "calls", "flops")
 COPY_KINDS = ("memcpy", "memset")
 COLLECTIVE_KINDS = ("range", "host_task")
@@ -30,8 +37,7 @@ def summary(trace):
         total_ns = sum(_duration(a) for a in calls)
         counters = [a.get("counters") or {} for a in calls]
         flops = sum(c.get("flops", 0) for c in counters)
-        hbm_bytes = sum(c.get("hbm_bytes_read", 0) + c.get("hbm_bytes_written", 0)
-                        for c in counters)
+        hbm_bytes = sum(kernel_hbm_bytes(c) for c in counters)
         # Roofline of the device the kernel spent most time on (devices of a preset are equal).
         time_on = {}
         for a in calls:
