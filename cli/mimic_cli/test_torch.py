@@ -61,8 +61,8 @@ def add_parser(subparsers):
     parser.add_argument("--report", metavar="FILE",
                         help="also save the OpInfo runner's JSON report here")
     parser.add_argument("--conformance-dir", metavar="DIR",
-                        help="tests/conformance of the mimic sources (default: found above "
-                             "the installed package)")
+                        help="tests/conformance of the mimic sources (default: those the "
+                             "tool was built from)")
     return parser
 
 
@@ -70,13 +70,19 @@ def add_parser(subparsers):
 
 
 def find_conformance_dir(given):
-    """tests/conformance of the source tree: the package lives in cli/ or in build*/python/,
-    so it is found by walking up."""
+    """tests/conformance of the source tree: the one the build recorded (the build folder may be
+    outside the sources), else found by walking up from the package (run from cli/)."""
     if given:
         if not os.path.isfile(os.path.join(given, OPINFO_RUNNER)):
             raise UsageError(f"'{given}' has no {OPINFO_RUNNER}",
                              "give the tests/conformance directory of the mimic sources")
         return os.path.abspath(given)
+    try:
+        from . import _build
+        if os.path.isfile(os.path.join(_build.CONFORMANCE_DIR, OPINFO_RUNNER)):
+            return _build.CONFORMANCE_DIR
+    except ImportError:  # the package run from the sources has no _build module
+        pass
     directory = os.path.dirname(os.path.abspath(__file__))
     while os.path.dirname(directory) != directory:
         candidate = os.path.join(directory, "tests", "conformance")
