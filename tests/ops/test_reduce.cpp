@@ -2,141 +2,11 @@
 // dims leading, middle, trailing and non-adjacent, strided / transposed / broadcast / negative /
 // sliding-window inputs, strided outputs, long rows in several tiles, NaN and ties, empty inputs
 // and the error paths.
-#include <cmath>
-#include <limits>
-#include <set>
-#include <stdexcept>
-
-#include "strided_host.h"
-#include "torch_backend/ops/reduce.h"
+#include "reduce_test.h"
 
 namespace {
 
-using namespace stridedtest;
-using mimic::ops::ReduceKind;
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-const DType kAllTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8};
-
-bool isArg(ReduceKind k) {
-  return k == ReduceKind::ArgMax || k == ReduceKind::ArgMin;
-}
-
-std::vector<int64_t> keepdimSizes(const std::vector<int64_t>& sizes, const std::vector<int>& dims) {
-  std::vector<int64_t> out = sizes;
-  for (int d : dims) out[d] = 1;
-  return out;
-}
-
-// The reference for out element `o` (row-major over the keepdim sizes); `bound` is the allowed
-// absolute error.
-struct Reference {
-  double value;
-  double bound;
-};
-
-Reference referenceAt(Strided& in, const std::vector<int>& dims, ReduceKind kind, DType outT,
-                      int64_t o) {
-  const int rank = static_cast<int>(in.sizes.size());
-  std::vector<int64_t> index(rank, 0);
-  const std::vector<int64_t> outSizes = keepdimSizes(in.sizes, dims);
-  for (int d = rank - 1; d >= 0; --d) {
-    index[d] = o % outSizes[d];
-    o /= outSizes[d];
-  }
-  int64_t count = 1;
-  for (int d : dims) count *= in.sizes[d];
-  const bool isFloat = mimic::isa::isFloat(in.type);
-  double sum = 0, absSum = 0, prod = 1, best = 0;
-  uint64_t isum = 0, iprod = 1;  // wrapping i64 accumulation
-  int64_t bestIndex = -1;
-  for (int64_t r = 0; r < count; ++r) {
-    int64_t rest = r;
-    for (auto it = dims.rbegin(); it != dims.rend(); ++it) {
-      index[*it] = rest % in.sizes[*it];
-      rest /= in.sizes[*it];
-    }
-    int64_t off = in.base;
-    for (int d = 0; d < rank; ++d) off += index[d] * in.strides[d];
-    const double x = in.storage[off];
-    sum += x;
-    absSum += std::fabs(x);
-    prod *= x;
-    isum += static_cast<uint64_t>(static_cast<int64_t>(isFloat ? 0 : x));
-    iprod *= static_cast<uint64_t>(static_cast<int64_t>(isFloat ? 0 : x));
-    const bool isMax = kind == ReduceKind::Max || kind == ReduceKind::ArgMax;
-    const bool better =
-        bestIndex < 0 || (std::isnan(x) && !std::isnan(best)) || (isMax ? x > best : x < best);
-    if (better) {
-      best = x;
-      bestIndex = r;
-    }
-  }
-  const double outEps = outT == DType::F16 ? 1e-3 : outT == DType::BF16 ? 8e-3 : 1.2e-7;
-  switch (kind) {
-    case ReduceKind::Sum:
-      if (!isFloat) return {roundTo(static_cast<double>(static_cast<int64_t>(isum)), outT), 0};
-      return {sum, 2e-6 * absSum + outEps * std::fabs(sum)};
-    case ReduceKind::Prod:
-      if (!isFloat) return {roundTo(static_cast<double>(static_cast<int64_t>(iprod)), outT), 0};
-      return {prod, (2e-6 * count + outEps) * std::fabs(prod)};
-    case ReduceKind::Max:
-    case ReduceKind::Min:
-      return {best, 0};
-    default:
-      return {static_cast<double>(bestIndex), 0};
-  }
-}
-
-// Runs reduce on `in` (already filled) into a fresh out with `outStrides` (contiguous if empty),
-// and checks every element of the view and that nothing outside it was written.
-void expectReduce(Strided& in, const std::vector<int>& dims, ReduceKind kind, DType outT,
-                  const std::vector<int64_t>& outStrides = {}) {
-  Strided out(outT, keepdimSizes(in.sizes, dims), outStrides);
-  constexpr double kSentinel = 77;
-  std::fill(out.storage.begin(), out.storage.end(), kSentinel);
-  out.upload();
-  in.upload();
-  mimic::ops::reduce({}, out.view(), in.view(), dims, kind);
-  out.download();
-  std::set<int64_t> inView;
-  for (int64_t o = 0; o < out.numel(); ++o) {
-    inView.insert(out.offsetOf(o));
-    const Reference ref = referenceAt(in, dims, kind, outT, o);
-    const double got = out.at(o);
-    if (std::isnan(ref.value)) {
-      EXPECT_TRUE(std::isnan(got)) << "out element " << o << " is " << got << ", expected NaN";
-    } else {
-      EXPECT_NEAR(got, ref.value, ref.bound) << "out element " << o;
-    }
-  }
-  for (size_t i = 0; i < out.storage.size(); ++i) {
-    if (!inView.count(static_cast<int64_t>(i))) {
-      EXPECT_EQ(out.storage[i], kSentinel) << "storage element " << i << " outside the view";
-    }
-  }
-}
-
-// The dtype reduce writes for a kind: the input's, except indices (i64).
-DType outTypeFor(ReduceKind kind, DType in) {
-  return isArg(kind) ? DType::I64 : in;
-}
-
-// Values for a kind: products stay near 1, integers small enough to tie often.
-void fillFor(Strided& s, ReduceKind kind, std::mt19937& rng) {
-  const bool isFloat = mimic::isa::isFloat(s.type);
-  if (kind == ReduceKind::Prod) {
-    if (isFloat) return fillRandom(s, rng, 0.9, 1.1);
-    for (double& v : s.storage)
-      v = static_cast<double>(std::uniform_int_distribution<int>(1, 3)(rng) == 3 ? 2 : 1);
-    return;
-  }
-  if (s.type == DType::U8) return fillRandom(s, rng, 0, 255);
-  fillRandom(s, rng, isFloat ? -1 : -40, isFloat ? 1 : 40);
-}
-
-const ReduceKind kAllKinds[] = {ReduceKind::Sum, ReduceKind::Prod,   ReduceKind::Max,
-                                ReduceKind::Min, ReduceKind::ArgMax, ReduceKind::ArgMin};
+using namespace reducetest;
 
 class ReduceTest : public OpsTest {};
 
@@ -158,7 +28,7 @@ TEST_F(ReduceTest, EveryKindAndDtypeOverTrailingLeadingAndMiddleDims) {
 }
 
 TEST_F(ReduceTest, LongRowsSpanSeveralTiles) {
-  // 64 KiB of scratchpad holds about 15K f32 per tile: these rows take three or more tiles.
+  // 64 KiB of scratchpad holds two tiles of about 7.6K f32 each: these rows take several tiles.
   std::mt19937 rng(2);
   for (ReduceKind kind : kAllKinds) {
     Strided in(DType::F32, {3, 40001});
@@ -213,9 +83,10 @@ TEST_F(ReduceTest, StridedKeepdimOutputs) {
   std::mt19937 rng(5);
   Strided in(DType::F32, {6, 5, 4});
   fillRandom(in, rng, -1, 1);
-  expectReduce(in, {1}, ReduceKind::Sum, DType::F32, {1, 100, 6});      // transposed out
-  expectReduce(in, {0, 2}, ReduceKind::Max, DType::F32, {0, 3, 0});     // padded out
-  expectReduce(in, {2}, ReduceKind::ArgMin, DType::I64, {-7, -1, 50});  // negative out strides
+  expectReduce(in, {1}, ReduceKind::Sum, DType::F32, outStrides({1, 100, 6}));   // transposed out
+  expectReduce(in, {0, 2}, ReduceKind::Max, DType::F32, outStrides({0, 3, 0}));  // padded out
+  expectReduce(in, {2}, ReduceKind::ArgMin, DType::I64,
+               outStrides({-7, -1, 50}));  // negative out strides
 }
 
 TEST_F(ReduceTest, ManyDimsUseTheGridAndTheOuterLoop) {

@@ -1,5 +1,5 @@
-// Host side of reduce: checks, dim normalisation (dropping size-1 dims, sorting and coalescing),
-// and the plan that maps the dims onto one launch of the kernel in reduce_kernel.h.
+// Host side of reduce: checks, dim normalisation (dropping size-1 dims, sorting and coalescing)
+// and the choice between one launch and a split (reduce_split.h).
 #include "torch_backend/ops/reduce.h"
 
 #include <algorithm>
@@ -8,18 +8,16 @@
 #include <string>
 
 #include "torch_backend/ops/kernel_cache.h"
-#include "torch_backend/ops/reduce_kernel.h"
+#include "torch_backend/ops/reduce_split.h"
 
 namespace mimic::ops {
 namespace {
 
+using detail::Dim;
+using detail::Dims;
+using detail::ReduceCall;
 using detail::ReduceShape;
 using isa::DType;
-
-struct Dim {
-  int64_t size, in, out;  // strides in elements; out is unused for reduced dims
-};
-using Dims = std::vector<Dim>;  // outermost first
 
 const char* kindName(ReduceKind k) {
   static const char* const kNames[] = {"sum", "prod", "max", "min", "argmax", "argmin"};
@@ -34,8 +32,8 @@ bool isArg(ReduceKind k) {
   throw std::invalid_argument(std::string("reduce(") + kindName(kind) + "): " + what);
 }
 
-void check(const TensorView& out, const TensorView& in, const std::vector<int>& dims,
-           ReduceKind kind) {
+void checkViews(const TensorView& out, const TensorView& in, const std::vector<int>& dims,
+                ReduceKind kind) {
   for (const TensorView* v : {&in, &out}) {
     if (v->sizes.size() != v->strides.size()) {
       fail(kind, std::string(v == &in ? "in" : "out") + " has " + std::to_string(v->sizes.size()) +
@@ -72,14 +70,48 @@ void check(const TensorView& out, const TensorView& in, const std::vector<int>& 
   }
 }
 
+void checkFusion(const TensorView& in, ReduceKind kind, const ReduceFusion& f) {
+  const bool floatIn = isa::isFloat(in.dtype);
+  switch (f.map) {
+    case ReduceMap::Identity:
+      break;
+    case ReduceMap::Abs:
+      if (!floatIn || isArg(kind) || kind == ReduceKind::Prod) {
+        fail(kind, "the abs map needs a float input and sum, max or min");
+      }
+      break;
+    case ReduceMap::Square:
+      if (!floatIn || kind != ReduceKind::Sum) fail(kind, "the square map needs a float sum");
+      break;
+    case ReduceMap::Mul:
+      if (kind != ReduceKind::Sum) fail(kind, "the mul map needs sum");
+      if (f.other.data == nullptr && in.numel() > 0) fail(kind, "the mul map needs fusion.other");
+      if (f.other.dtype != in.dtype) {
+        fail(kind, std::string("fusion.other.dtype ") + isa::dtypeName(f.other.dtype) +
+                       " must equal in.dtype " + isa::dtypeName(in.dtype));
+      }
+      if (f.other.sizes != in.sizes || f.other.strides.size() != in.sizes.size()) {
+        fail(kind, "fusion.other needs in's sizes and one stride per dim");
+      }
+      break;
+  }
+  if (f.map != ReduceMap::Mul && f.other.data != nullptr) {
+    fail(kind, "fusion.other is only read by the mul map");
+  }
+  if ((f.divisor != 1 || f.sqrt) && (kind != ReduceKind::Sum || !floatIn)) {
+    fail(kind, "a divisor or square root needs a float sum");
+  }
+}
+
 // Merges neighbours that walk memory as one dim (for kept dims, in both in and out).
 Dims coalesce(const Dims& dims, bool kept) {
   Dims merged;
   for (const Dim& d : dims) {
     if (!merged.empty()) {
       Dim& outer = merged.back();
-      if (outer.in == d.in * d.size && (!kept || outer.out == d.out * d.size)) {
-        outer = {outer.size * d.size, d.in, d.out};
+      if (outer.in == d.in * d.size && outer.other == d.other * d.size &&
+          (!kept || outer.out == d.out * d.size)) {
+        outer = {outer.size * d.size, d.in, d.out, d.other};
         continue;
       }
     }
@@ -88,230 +120,80 @@ Dims coalesce(const Dims& dims, bool kept) {
   return merged;
 }
 
-int64_t product(const Dims& dims, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= dims[i].size;
-  return p;
-}
-
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
-
-// A launch of the reduce kernel: which dims go where, chunks and the scratchpad layout.
-struct Plan {
-  ReduceShape shape;
-  Dims kept, red;  // outermost first; the last descKept / descRed are in the descriptor
-  int64_t kc = 1, rc = 1;
-  int64_t keptCap = 1, redCap = 1;
-  int64_t pitch = 1;  // elements from one tile row to the next (>= the row's elements)
-};
-
-// Bytes of scratchpad per tile element and per kept element of a tile (see arguments()).
-int64_t bytesPerElement(const ReduceShape& s) {
-  return isa::dtypeSize(s.in) + (s.acc != s.in ? isa::dtypeSize(s.acc) : 0);
-}
-int64_t bytesPerKept(const ReduceShape& s) {
-  const int64_t a = isa::dtypeSize(s.acc);
-  const bool arg = isArg(s.kind);
-  return a + (!s.columns && s.kind != ReduceKind::Prod ? a : 0) + (arg ? 8 + 8 + 3 : 0) +
-         (!arg && s.out != s.acc ? isa::dtypeSize(s.out) : 0);
-}
-constexpr int64_t kAlignSlack = 8 * 8;  // each buffer starts 8-aligned
-
-// Tile rows a multiple of 1 KiB apart make the DMA's row copies alias in the host's caches (4K
-// aliasing, several times slower): such rows get 64 bytes of padding, at most 1/16 more.
-int64_t pitchOf(int64_t rowElems, int64_t elementBytes) {
-  return rowElems * elementBytes % 1024 == 0 ? rowElems + 64 / elementBytes : rowElems;
-}
-
-// Whether the columns layout is cheaper for the interpreter than the rows layout, by rough
-// host costs: the rows layout pays one reduce call per kept element; both pay the DMA gather,
-// whose innermost dim is the innermost reduced dim (rows) or kept dim (columns), copied as one
-// run when contiguous and element by element otherwise.
-bool preferColumns(const Dims& kept, const Dims& red, ReduceKind kind) {
-  if (isArg(kind) || kept.empty()) return false;
-  if (red.empty()) return true;
-  constexpr double kReduceCallNs = 20, kRunNs = 4, kElementNs = 1.5;
-  auto gatherNs = [&](const Dim& innermost) {  // per element
-    return std::llabs(innermost.in) == 1 ? kRunNs / innermost.size : kElementNs;
-  };
-  const double perKept = static_cast<double>(product(red, 0, red.size()));
-  return perKept * gatherNs(kept.back()) < kReduceCallNs + perKept * gatherNs(red.back());
-}
-
-Plan makePlan(Dims kept, Dims red, const ReduceShape& base, int device) {
-  Plan p{base, {}, {}};
-  ReduceShape& s = p.shape;
-  s.columns = preferColumns(kept, red, s.kind);
-  if (kept.empty()) kept.push_back({1, 0, 0});
-  if (red.empty()) red.push_back({1, 0, 0});
-  const int nKept = static_cast<int>(kept.size()), nRed = static_cast<int>(red.size());
-  if (s.columns) {
-    s.descKept = std::min(nKept, 3);
-    s.descRed = std::min(nRed, 4 - s.descKept);
-  } else {
-    s.descRed = std::min(nRed, 3);
-    s.descKept = std::min(nKept, 4 - s.descRed);
-  }
-
-  const int64_t perElem = bytesPerElement(s), perKept = bytesPerKept(s);
-  const int64_t budget = static_cast<int64_t>(scratchpadBytes(device)) * 15 / 16 - kAlignSlack;
-  auto maxKept = [&](int64_t redCap) { return budget / (redCap * perElem + perKept); };
-  auto maxRed = [&](int64_t keptCap) { return (budget / keptCap - perKept) / perElem; };
-  auto innerKept = [&] { return product(kept, nKept - s.descKept + 1, nKept); };
-  auto innerRed = [&] { return product(red, nRed - s.descRed + 1, nRed); };
-  // Inner descriptor dims are loaded whole: move outer ones out until one chunk fits.
-  while ((s.descKept > 1 || s.descRed > 1) && maxKept(innerRed()) < innerKept()) {
-    if (s.descKept > 1 && (s.descRed == 1 || innerKept() >= innerRed())) {
-      --s.descKept;
-    } else {
-      --s.descRed;
-    }
-  }
-  s.gridKept = nKept - s.descKept;
-  s.loopRed = nRed - s.descRed;
-  const int64_t keptOuter = kept[s.gridKept].size, redOuter = red[s.loopRed].size;
-  const int64_t gridY = product(kept, 0, s.gridKept);
-  // Enough workgroups to occupy every compute unit, when the kept dims allow.
-  auto spread = [&](int64_t kc) {
-    const int units = computeUnits(device);
-    if (gridY >= units) return kc;
-    return std::min(kc, std::max<int64_t>(1, ceilDiv(keptOuter, ceilDiv(units, gridY))));
-  };
-  auto clamp = [](int64_t v, int64_t hi) { return std::max<int64_t>(1, std::min(v, hi)); };
-  if (s.columns) {
-    p.kc = spread(clamp(maxKept(innerRed()) / innerKept(), keptOuter));
-    p.rc = clamp(maxRed(p.kc * innerKept()) / innerRed(), redOuter);
-  } else {
-    p.rc = clamp(maxRed(innerKept()) / innerRed(), redOuter);
-    p.kc = spread(clamp(maxKept(p.rc * innerRed()) / innerKept(), keptOuter));
-  }
-  p.keptCap = p.kc * innerKept();
-  p.redCap = p.rc * innerRed();
-  p.pitch = pitchOf(s.columns ? p.keptCap : p.redCap, isa::dtypeSize(s.in));
-  p.kept = std::move(kept);
-  p.red = std::move(red);
-  return p;
-}
-
-std::vector<int64_t> arguments(const Plan& p, const TensorView& out, const TensorView& in) {
-  const ReduceShape& s = p.shape;
-  const int64_t e = isa::dtypeSize(s.in), a = isa::dtypeSize(s.acc), o = isa::dtypeSize(s.out);
-  const bool arg = isArg(s.kind), cast = s.acc != s.in;
-  std::vector<int64_t> args(detail::argCount(s), 0);
-  int64_t used = 0;
-  auto take = [&](int64_t bytes) {
-    const int64_t at = used;
-    used += (bytes + 7) / 8 * 8;
-    return at;
-  };
-  const int64_t tileRows = s.columns ? p.redCap : p.keptCap;
-  const int64_t tile = take(tileRows * p.pitch * e);
-  args[detail::kArgTileSp] = tile;
-  args[detail::kArgTileAccSp] = cast ? take(tileRows * p.pitch * a) : tile;
-  args[detail::kArgAccSp] = take(p.keptCap * a);
-  if (!s.columns && s.kind != ReduceKind::Prod) args[detail::kArgPartialSp] = take(p.keptCap * a);
-  if (arg) {
-    args[detail::kArgIndexSp] = take(p.keptCap * 8);
-    args[detail::kArgPartialIndexSp] = take(p.keptCap * 8);
-    args[detail::kArgMaskSp] = take(p.keptCap * 3);
-  }
-  if (!arg && s.out != s.acc) args[detail::kArgOutSp] = take(p.keptCap * o);
-
-  const int nKept = static_cast<int>(p.kept.size()), nRed = static_cast<int>(p.red.size());
-  const int64_t innerKept = product(p.kept, s.gridKept + 1, nKept);
-  const int64_t innerRed = product(p.red, s.loopRed + 1, nRed);
-  args[detail::kArgOut] = reinterpret_cast<int64_t>(out.data);
-  args[detail::kArgIn] = reinterpret_cast<int64_t>(in.data);
-  args[detail::kArgKeptChunk] = p.kc;
-  args[detail::kArgRedChunk] = p.rc;
-  args[detail::kArgInnerKept] = innerKept;
-  args[detail::kArgInnerRed] = innerRed;
-  args[detail::kArgRedDescTotal] = innerRed * p.red[s.loopRed].size;
-  args[detail::kArgLoopTotal] = product(p.red, 0, s.loopRed);
-  args[detail::kArgTileRowBytes] = p.pitch * e;
-  args[detail::kArgAccRowBytes] = p.pitch * (cast ? a : e);
-  // Tile strides: the columns' dims are dense within a row, the rows' dims step whole rows.
-  const int64_t keptUnit = s.columns ? e : p.pitch * e;
-  const int64_t redUnit = s.columns ? p.pitch * e : e;
-  int64_t keptInner = 1, redInner = 1;
-  for (int i = 0; i < s.descKept; ++i) {
-    const Dim& d = p.kept[nKept - 1 - i];
-    int64_t* r = &args[detail::keptDescArg(s, i)];
-    r[0] = d.size;
-    r[1] = d.in * e;
-    r[2] = keptUnit * keptInner;
-    r[3] = d.out * o;
-    r[4] = o * keptInner;
-    keptInner *= d.size;
-  }
-  for (int i = 0; i < s.descRed; ++i) {
-    const Dim& d = p.red[nRed - 1 - i];
-    int64_t* r = &args[detail::redDescArg(s, i)];
-    r[0] = d.size;
-    r[1] = d.in * e;
-    r[2] = redUnit * redInner;
-    redInner *= d.size;
-  }
-  for (int i = 0; i < s.gridKept; ++i) {
-    const Dim& d = p.kept[s.gridKept - 1 - i];
-    int64_t* r = &args[detail::gridArg(s, i)];
-    r[0] = d.size;
-    r[1] = d.in * e;
-    r[2] = d.out * o;
-  }
-  for (int i = 0; i < s.loopRed; ++i) {
-    const Dim& d = p.red[s.loopRed - 1 - i];
-    int64_t* r = &args[detail::loopArg(s, i)];
-    r[0] = d.size;
-    r[1] = d.in * e;
-  }
-  return args;
-}
-
 }  // namespace
 
-void reduce(const LaunchContext& ctx, const TensorView& out, const TensorView& in,
-            const std::vector<int>& dims, ReduceKind kind) {
-  check(out, in, dims, kind);
-  if (out.numel() == 0) return;
+namespace detail {
+
+void launchPlan(const LaunchContext& ctx, const Plan& p, const LaunchOperands& operands) {
+  mimicFunction fn =
+      cachedKernel(ctx.device, p.shape.key(), [&] { return buildReduceKernel(p.shape); });
+  launch(ctx, fn,
+         {static_cast<uint32_t>(p.gridX()), static_cast<uint32_t>(p.gridY()),
+          static_cast<uint32_t>(p.parts)},
+         arguments(p, operands));
+}
+
+void runReduce(const LaunchContext& ctx, const ReduceCall& call, const Workspace* workspace) {
+  const TensorView &out = call.out, &in = call.in;
+  const bool hasOther = call.map == ReduceMap::Mul || call.gather;
   Dims kept, red;
   bool emptyReduction = false;
   for (int d = 0; d < in.dim(); ++d) {
     const int64_t size = in.sizes[d];
-    if (std::binary_search(dims.begin(), dims.end(), d)) {
+    const int64_t other = hasOther ? call.other.strides[d] : 0;
+    if (std::binary_search(call.dims.begin(), call.dims.end(), d)) {
       emptyReduction |= size == 0;
-      if (size != 1) red.push_back({size, in.strides[d], 0});
+      if (size != 1) red.push_back({size, in.strides[d], 0, other});
     } else if (size != 1) {
-      kept.push_back({size, in.strides[d], out.strides[d]});
+      kept.push_back({size, in.strides[d], out.strides[d], other});
     }
   }
   if (emptyReduction) {
-    if (kind != ReduceKind::Sum && kind != ReduceKind::Prod) {
-      fail(kind, "the reduction is empty (a reduced dim has size 0) and has no identity");
+    if (call.kind != ReduceKind::Sum && call.kind != ReduceKind::Prod) {
+      fail(call.kind, "the reduction is empty (a reduced dim has size 0) and has no identity");
     }
-    red = {{0, 0, 0}};  // no tiles: the accumulator keeps the identity
+    red = {{0, 0, 0, 0}};  // no tiles: the accumulator keeps the identity
   }
   // The visiting order only matters for indices: elsewhere, walk memory innermost-first.
   auto byStride = [](const Dim& x, const Dim& y) { return std::llabs(x.in) > std::llabs(y.in); };
   std::stable_sort(kept.begin(), kept.end(), byStride);
-  if (!isArg(kind)) std::stable_sort(red.begin(), red.end(), byStride);
+  if (!isArg(call.kind)) std::stable_sort(red.begin(), red.end(), byStride);
+  kept = coalesce(kept, true);
+  red = coalesce(red, false);
 
   ReduceShape shape;
-  shape.kind = kind;
+  shape.kind = call.kind;
   shape.in = in.dtype;
   shape.out = out.dtype;
-  const bool accumulates = kind == ReduceKind::Sum || kind == ReduceKind::Prod;
+  const bool accumulates = call.kind == ReduceKind::Sum || call.kind == ReduceKind::Prod;
   shape.acc = !accumulates ? in.dtype : isa::isFloat(in.dtype) ? DType::F32 : DType::I64;
-  const Plan plan = makePlan(coalesce(kept, true), coalesce(red, false), shape, ctx.device);
-  const ReduceShape& s = plan.shape;
-  const int64_t gridX = ceilDiv(plan.kept[s.gridKept].size, plan.kc);
-  const int64_t gridY = product(plan.kept, 0, s.gridKept);
-  mimicFunction fn =
-      cachedKernel(ctx.device, s.key(), [&] { return detail::buildReduceKernel(s); });
-  launch(ctx, fn, {static_cast<uint32_t>(gridX), static_cast<uint32_t>(gridY), 1},
-         arguments(plan, out, in));
+  shape.map = call.map;
+  shape.gather = call.gather;
+  shape.divide = call.divisor != 1;
+  shape.sqrt = call.sqrt;
+  LaunchOperands operands;
+  operands.out = out.data;
+  operands.in = in.data;
+  operands.other = call.other.data;
+  operands.divisor = call.divisor;
+  if (workspace != nullptr && *workspace) {
+    const Plan split = splitPlan(kept, red, shape, ctx.device);
+    if (split.parts > 1) return reduceInParts(ctx, call, split, *workspace);
+  }
+  launchPlan(ctx, makePlan(kept, red, shape, ctx.device, true), operands);
+}
+
+}  // namespace detail
+
+void reduce(const LaunchContext& ctx, const TensorView& out, const TensorView& in,
+            const std::vector<int>& dims, ReduceKind kind, const Workspace& workspace,
+            const ReduceFusion& fusion) {
+  checkViews(out, in, dims, kind);
+  checkFusion(in, kind, fusion);
+  if (out.numel() == 0) return;
+  ReduceCall call{out,        in,    fusion.other,   dims,       kind,
+                  fusion.map, false, fusion.divisor, fusion.sqrt};
+  detail::runReduce(ctx, call, &workspace);
 }
 
 }  // namespace mimic::ops
