@@ -2,6 +2,7 @@
 // package builds the aten ops from these; each call queues kernels on the current stream of the
 // tensors' device. A driver failure becomes a RuntimeError naming the primitive, the driver
 // error and, through the driver's detail, the kernel.
+#include <ATen/ops/empty.h>
 #include <torch/library.h>
 
 #include <stdexcept>
@@ -68,13 +69,42 @@ ops::ReduceKind reduceKindOf(c10::string_view kind) {
   TORCH_CHECK(false, "mimic: unknown reduction '", std::string(kind), "'");
 }
 
+ops::ReduceMap reduceMapOf(c10::string_view map) {
+  static const std::pair<const char*, ops::ReduceMap> kMaps[] = {{"", ops::ReduceMap::Identity},
+                                                                 {"abs", ops::ReduceMap::Abs},
+                                                                 {"square", ops::ReduceMap::Square},
+                                                                 {"mul", ops::ReduceMap::Mul}};
+  for (const auto& [name, value] : kMaps) {
+    if (map == name) return value;
+  }
+  TORCH_CHECK(false, "mimic: unknown reduction map '", std::string(map), "'");
+}
+
+// The workspace of a split reduction comes from the caching allocator on the current stream
+// and is released when the call returns: the stream orders its reuse after the kernels.
 void reduce(const at::Tensor& out, const at::Tensor& input, at::IntArrayRef dims,
-            c10::string_view kind) {
+            c10::string_view kind, c10::string_view map, const c10::optional<at::Tensor>& other,
+            double divisor, bool sqrt) {
   checkOnDevice(input, out, "reduce");
   const ops::ReduceKind reduceKind = reduceKindOf(kind);
+  ops::ReduceFusion fusion;
+  fusion.map = reduceMapOf(map);
+  if (other.has_value()) {
+    checkOnDevice(*other, out, "reduce");
+    fusion.other = viewOf(*other);
+  }
+  fusion.divisor = divisor;
+  fusion.sqrt = sqrt;
   std::vector<int> reduced(dims.begin(), dims.end());
-  run("reduce",
-      [&] { ops::reduce(launchContextOf(out), viewOf(out), viewOf(input), reduced, reduceKind); });
+  at::Tensor workspace;
+  const ops::Workspace allocate = [&](size_t bytes) {
+    workspace = at::empty({static_cast<int64_t>(bytes)}, out.options().dtype(at::kByte));
+    return workspace.data_ptr();
+  };
+  run("reduce", [&] {
+    ops::reduce(launchContextOf(out), viewOf(out), viewOf(input), reduced, reduceKind, allocate,
+                fusion);
+  });
 }
 
 void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, double alpha,
@@ -139,7 +169,10 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
       "elementwise(Tensor(a!) out, Tensor[] inputs, str program, ScalarType compute, "
       "float[] scalars, int seed=0, int offset=0) -> ()",
       elementwise);
-  m.def("reduce(Tensor(a!) out, Tensor input, int[] dims, str kind) -> ()", reduce);
+  m.def(
+      "reduce(Tensor(a!) out, Tensor input, int[] dims, str kind, str map=\"\", "
+      "Tensor? other=None, float divisor=1., bool sqrt=False) -> ()",
+      reduce);
   m.def("gemm(Tensor(a!) c, Tensor a, Tensor b, float alpha, float beta) -> ()", gemm);
   m.def("index_select(Tensor(a!) out, Tensor input, int dim, Tensor index) -> ()", indexSelect);
   m.def("gather(Tensor(a!) out, Tensor input, int dim, Tensor index) -> ()", gather);

@@ -1,5 +1,6 @@
-"""Matrix products on the gemm primitive: mm, bmm, addmm, baddbmm, mv, dot (matmul and linear
-reach these through PyTorch's own decompositions)."""
+"""Matrix products on the gemm primitive: mm, bmm, addmm, baddbmm, mv; dot, vdot and 1 x K x 1
+products (inner) on the fused reduction (matmul and linear reach these through PyTorch's own
+decompositions)."""
 import torch
 
 from ._lib import FLOAT_DTYPES, Unsupported, empty, impl, prepare_out
@@ -32,6 +33,8 @@ def _check_mm(a, b, name):
 
 
 def _mm_into(c, a, b, alpha=1, beta=0):
+    if a.shape[0] == 1 and b.shape[1] == 1 and alpha == 1 and beta == 0:
+        return _dot_into(c, a, b.t())  # 1 x K x 1 (inner, tensordot): a dot product, streamed
     _batched(a.unsqueeze(0), b.unsqueeze(0), c.unsqueeze(0), alpha, beta)
     return c
 
@@ -137,15 +140,25 @@ def mv(self, vec):
     return out
 
 
+_DOT_DTYPES = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.uint8})
+
+
+def _dot_into(out, a, b):
+    """out (keepdim-shaped, one element) = the sum of a * b over a's last dim, fused in one
+    streaming reduction (products in float32 or int64, as the sum accumulates)."""
+    _ops.reduce(out, a, [a.dim() - 1], "sum", "mul", b)
+    return out
+
+
 @impl("dot")
 def dot(self, tensor):
-    if self.dim() != 1 or tensor.dim() != 1 or self.shape[0] != tensor.shape[0]:
+    if self.dim() != 1 or tensor.dim() != 1:
         raise RuntimeError("1D tensors expected, but got "
                            f"{self.dim()}D and {tensor.dim()}D tensors")
-    _check_float(self, tensor)
+    if self.shape[0] != tensor.shape[0] or self.dtype != tensor.dtype or self.dtype not in _DOT_DTYPES:
+        raise Unsupported()  # the CPU's errors, and its kernels for float64
     out = empty((), self.dtype, self.device)
-    _mm_into(out.view(1, 1), self.unsqueeze(0), tensor.unsqueeze(1))
-    return out
+    return _dot_into(out.view(1), self, tensor).view(())
 
 
 @impl("vdot")

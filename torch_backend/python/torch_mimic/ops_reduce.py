@@ -28,12 +28,14 @@ def _final_shape(x, dims, keepdim):
     return _kept_shape(x, dims) if keepdim else [s for d, s in enumerate(x.shape) if d not in dims]
 
 
-def reduce_into(kind, x, dims, dtype):
-    """Reduces ``x`` over ``dims`` into a new keepdim-shaped tensor of ``dtype``."""
+def reduce_into(kind, x, dims, dtype, map="", other=None, divisor=1.0, sqrt=False):
+    """Reduces ``x`` over ``dims`` into a new keepdim-shaped tensor of ``dtype``. ``map`` ("abs",
+    "square", or "mul" with ``other``) is applied to each element first; a float sum is then
+    divided by ``divisor`` and, with ``sqrt``, rooted (torch_backend/ops/reduce.h)."""
     require_native(x)
     out = empty(_kept_shape(x, dims), dtype, x.device)
     if out.numel() > 0:
-        _ops.reduce(out, x, dims, kind)
+        _ops.reduce(out, x, dims, kind, map, other, float(divisor), sqrt)
     return out
 
 
@@ -80,10 +82,6 @@ def _count(x, dims):
     return count
 
 
-def _scale(t, factor):
-    return launch(t, [t], "x0 s0 mul", t.dtype, [factor])
-
-
 def _mean(self, dim, keepdim, dtype, out=None):
     dtype = dtype or self.dtype
     if dtype not in FLOAT_DTYPES:
@@ -93,10 +91,9 @@ def _mean(self, dim, keepdim, dtype, out=None):
             f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {str(dtype).replace('torch.', '').capitalize()}")
     dims = _dims(self, dim)
-    total = reduce_into("sum", self, dims, torch.float32)
-    count = _count(self, dims)
-    _scale(total, 1.0 / count if count else float("nan"))
-    return _finish(total if dtype == torch.float32 else total.to(dtype), self, dims, keepdim, out)
+    # An empty mean is 0 / 0: NaN.
+    total = reduce_into("sum", self, dims, dtype, divisor=_count(self, dims))
+    return _finish(total, self, dims, keepdim, out)
 
 
 @impl("mean")
@@ -184,8 +181,7 @@ def _variance(self, dim, correction, keepdim, want_mean=False, take_sqrt=False):
     dims = _dims(self, dim)
     count = _count(self, dims)
     correction = 1 if correction is None else correction
-    mean = reduce_into("sum", self, dims, torch.float32)
-    _scale(mean, 1.0 / count if count else float("nan"))
+    mean = reduce_into("sum", self, dims, torch.float32, divisor=count)
     squares = empty(self.shape, torch.float32, self.device)
     launch(squares, [self, mean], "x0 x1 sub x0 x1 sub mul", torch.float32)
     var = reduce_into("sum", squares, dims, torch.float32)
@@ -223,20 +219,23 @@ def _vector_norm(self, ord, dim, keepdim, dtype):
         raise Unsupported()
     ord = float(ord)
     dims = _dims(self, dim)
-    magnitudes = empty(self.shape, torch.float32, self.device)
+    dtype = dtype or self.dtype
+    # The common norms read the input once: the map and the root are fused into the reduction.
     if ord == float("inf") or ord == float("-inf"):
-        launch(magnitudes, [self], "x0 abs", torch.float32)
-        result = reduce_into("max" if ord > 0 else "min", magnitudes, dims, torch.float32)
-    elif ord == 0:
+        result = reduce_into("max" if ord > 0 else "min", self, dims, self.dtype, map="abs")
+        return _finish(result.to(dtype), self, dims, keepdim)
+    if ord in (1.0, 2.0):
+        result = reduce_into("sum", self, dims, dtype, map="abs" if ord == 1 else "square", sqrt=ord == 2)
+        return _finish(result, self, dims, keepdim)
+    magnitudes = empty(self.shape, torch.float32, self.device)
+    if ord == 0:
         launch(magnitudes, [self], "x0 0 ne", torch.float32)
         result = reduce_into("sum", magnitudes, dims, torch.float32)
     else:
-        program = "x0 x0 mul" if ord == 2 else "x0 abs" if ord == 1 else "x0 abs s0 pow"
-        launch(magnitudes, [self], program, torch.float32, [ord])
+        launch(magnitudes, [self], "x0 abs s0 pow", torch.float32, [ord])
         result = reduce_into("sum", magnitudes, dims, torch.float32)
-        if ord != 1:
-            launch(result, [result], "x0 sqrt" if ord == 2 else "x0 s0 pow", torch.float32, [1.0 / ord])
-    return _finish(result.to(dtype or self.dtype), self, dims, keepdim)
+        launch(result, [result], "x0 s0 pow", torch.float32, [1.0 / ord])
+    return _finish(result.to(dtype), self, dims, keepdim)
 
 
 @impl("linalg_vector_norm")
