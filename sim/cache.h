@@ -1,5 +1,5 @@
 // The device's last-level cache between the compute units and HBM (L2 on NVIDIA parts, the
-// Infinity Cache on MI300X).
+// per-die L2s of MI300X together).
 //
 // A set-associative cache of fixed-size lines with LRU replacement per set, looked up by every
 // DMA of a kernel when the DMA starts, in simulated-time order. Reads that hit flow at the
@@ -7,8 +7,14 @@
 // lines (write-back: a later read of freshly written data hits) and every written byte still
 // costs HBM bandwidth, as its eventual write-back. Only hits and misses are modelled, never
 // data, so stale lines are harmless; copies and fills by the copy engines bypass it.
+//
+// To keep a lookup per DMA cheap on the host, lines are tracked in aligned blocks of
+// kLinesPerBlock with a presence bit per line, as sectored caches track sectors: a hit or miss
+// is still decided per line, but replacement and capacity count blocks, so a pattern that uses
+// one line of each block sees a smaller cache.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -36,6 +42,8 @@ struct CacheStats {
 
 class Cache {
  public:
+  static constexpr int kLinesPerBlock = 4;
+
   explicit Cache(const CacheConfig& config);
 
   // Looks up every line the region touches, in order; returns the bytes that hit (for a write:
@@ -45,17 +53,27 @@ class Cache {
   const CacheStats& stats() const { return stats_; }
 
  private:
-  struct Way {
-    uint64_t line = UINT64_MAX;
-    uint64_t lastUse = 0;
-  };
-  bool touchLine(uint64_t line);  // true on a hit
+  // Touches the lines `lines` (a bit per line) of `block`; returns those that were present.
+  uint8_t touchBlock(uint64_t block, uint8_t lines);
 
   CacheConfig config_;
-  uint64_t sets_;
-  std::vector<Way> ways_;  // sets_ x config_.ways, allocated at the first access
-  uint64_t clock_ = 0;
-  uint64_t lastLine_ = UINT64_MAX;  // consecutive touches of one line hit without a lookup
+  int lineShift_;  // log2 of the line size
+  uint64_t sets_;  // of config_.ways blocks
+  // sets_ x config_.ways blocks, allocated at the first access. Each set is kept in order of
+  // use, most recent first: a hit moves its block to the front, a miss evicts the last. A tag
+  // is the block number + 1 modulo 2^32 (0: empty), unique within one device's memory.
+  std::vector<uint32_t> tags_;
+  std::vector<uint8_t> present_;  // per block: a bit per line
+  // The blocks this access touched and the lines now present in them: strided and
+  // overlapping DMAs (windows, broadcasts) touch a block many times.
+  static constexpr size_t kRecent = 512;  // a power of two
+  struct Recent {
+    uint64_t block = 0;
+    uint64_t access = 0;
+    uint8_t present = 0;
+  };
+  std::array<Recent, kRecent> recent_{};
+  uint64_t access_ = 0;
   CacheStats stats_;
 };
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 namespace mimic::sim {
+
 namespace {
 
 SimTime nowNs() {
@@ -17,6 +18,8 @@ bool hasArrived(double remaining, double rate) {
   return remaining <= rate * 1e-3 + 1e-9;
 }
 constexpr double kRoundingSlackNs = 1e-4;
+// A resource whose rising flows all got their rate (their weights summed in floating point).
+constexpr double kNoDemand = 1e-12;
 
 }  // namespace
 
@@ -53,8 +56,8 @@ void FlowNetwork::start(const std::vector<PathUse>& path, uint64_t bytes,
   }
   SimTime now = nowNs();
   advanceTo(now);
-  flows_.push_back(
-      std::make_unique<Flow>(Flow{path, static_cast<double>(bytes), 0, std::move(onArrived)}));
+  flows_.push_back(std::make_unique<Flow>(
+      Flow{classOf(path), static_cast<double>(bytes), std::move(onArrived)}));
   for (const PathUse& use : path) {
     Resource& r = resources_[use.resource];
     if (r.users++ == 0) {
@@ -65,6 +68,33 @@ void FlowNetwork::start(const std::vector<PathUse>& path, uint64_t bytes,
   }
   // Rates change once for every flow that starts in this instant, after the last has.
   started_.notify(sc_core::SC_ZERO_TIME);
+}
+
+int FlowNetwork::classOf(const std::vector<PathUse>& path) {
+  PathKey key;
+  for (const PathUse& use : path) key.emplace_back(use.resource, use.weight);
+  auto [it, added] = classByPath_.try_emplace(std::move(key), 0);
+  if (added) {
+    int c;
+    if (freeClasses_.empty()) {
+      c = static_cast<int>(classes_.size());
+      classes_.emplace_back();
+    } else {
+      c = freeClasses_.back();
+      freeClasses_.pop_back();
+    }
+    classes_[c] = Class{path, 0, 0, it};
+    it->second = c;
+  }
+  ++classes_[it->second].members;
+  return it->second;
+}
+
+void FlowNetwork::leave(int cls) {
+  Class& c = classes_[cls];
+  if (--c.members > 0) return;
+  classByPath_.erase(c.key);
+  freeClasses_.push_back(cls);
 }
 
 void FlowNetwork::activate(int r) {
@@ -80,7 +110,7 @@ void FlowNetwork::deactivate(int r) {
 void FlowNetwork::advanceTo(SimTime now) {
   double dt = static_cast<double>(now - lastUpdate_);
   if (dt > 0) {
-    for (const auto& f : flows_) f->remaining -= f->rate * dt;
+    for (const auto& f : flows_) f->remaining -= rateOf(*f) * dt;
   }
   lastUpdate_ = now;
 }
@@ -89,12 +119,15 @@ std::vector<std::function<void()>> FlowNetwork::finishArrived() {
   SimTime now = nowNs();
   std::vector<std::function<void()>> callbacks;
   // A flow that started this instant has no rate yet and has not arrived.
-  auto arrived = [](const std::unique_ptr<Flow>& f) {
-    return f->rate > 0 && hasArrived(f->remaining, f->rate);
+  auto arrived = [this](const std::unique_ptr<Flow>& f) {
+    const double rate = rateOf(*f);
+    return rate > 0 && hasArrived(f->remaining, rate);
   };
+  std::vector<int> left;
   for (const auto& f : flows_) {
     if (!arrived(f)) continue;
-    for (const PathUse& use : f->path) {
+    left.push_back(f->cls);
+    for (const PathUse& use : classes_[f->cls].path) {
       Resource& r = resources_[use.resource];
       if (--r.users == 0) {
         r.busyNs += now - r.busySince;
@@ -104,37 +137,75 @@ std::vector<std::function<void()>> FlowNetwork::finishArrived() {
     callbacks.push_back(std::move(f->onArrived));
   }
   flows_.erase(std::remove_if(flows_.begin(), flows_.end(), arrived), flows_.end());
+  for (int cls : left) leave(cls);
   return callbacks;
 }
 
 void FlowNetwork::assignRates() {
-  // Progressive filling: raise every unfrozen flow's rate together until some resource is
-  // full, freeze the flows that cross it, and repeat with what is left. Only resources that
-  // carry flows take part.
-  for (int r : active_) resources_[r].capacityLeft = resources_[r].bandwidthGBps;
-  frozen_.assign(flows_.size(), false);
-  for (const auto& f : flows_) f->rate = 0;
-  size_t unfrozen = flows_.size();
-  while (unfrozen > 0) {
-    for (int r : active_) resources_[r].demand = 0;
-    for (size_t i = 0; i < flows_.size(); ++i) {
-      if (frozen_[i]) continue;
-      for (const PathUse& use : flows_[i]->path) resources_[use.resource].demand += use.weight;
+  // Water-filling: the level at which resource r fills is (bandwidth - what fixed flows use)
+  // / (weight of the flows still rising). The resource that fills first fixes its rising flows
+  // at that level, which moves the levels of the other resources on their paths.
+  struct Level {
+    double level;
+    int resource;
+    uint64_t version;
+    bool operator<(const Level& o) const {  // a max-heap of the lowest level, then index
+      return level != o.level ? level > o.level : resource > o.resource;
     }
-    double step = INFINITY;
-    for (int r : active_) {
-      const Resource& res = resources_[r];
-      if (res.demand > 0) step = std::min(step, res.capacityLeft / res.demand);
+  };
+  for (int r : active_) {
+    Resource& res = resources_[r];
+    res.fixedUse = 0;
+    res.demand = 0;
+    res.classes.clear();
+  }
+  for (auto& [key, c] : classByPath_) {
+    Class& cls = classes_[c];
+    cls.rate = 0;
+    for (const PathUse& use : cls.path) {
+      Resource& res = resources_[use.resource];
+      res.demand += cls.members * use.weight;
+      res.classes.push_back(c);
     }
-    for (int r : active_) resources_[r].capacityLeft -= step * resources_[r].demand;
-    for (size_t i = 0; i < flows_.size(); ++i) {
-      if (frozen_[i]) continue;
-      flows_[i]->rate += step;
-      for (const PathUse& use : flows_[i]->path) {
-        const Resource& res = resources_[use.resource];
-        if (res.capacityLeft <= 1e-12 * res.bandwidthGBps) frozen_[i] = true;
+  }
+  std::vector<Level> heap;
+  auto push = [&](int r) {
+    Resource& res = resources_[r];
+    heap.push_back({(res.bandwidthGBps - res.fixedUse) / res.demand, r, ++res.version});
+    std::push_heap(heap.begin(), heap.end());
+  };
+  for (int r : active_) {
+    if (resources_[r].demand > 0) push(r);
+  }
+  fixed_.assign(classes_.size(), false);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end());
+    const Level top = heap.back();
+    heap.pop_back();
+    Resource& full = resources_[top.resource];
+    if (top.version != full.version || full.demand <= kNoDemand) continue;
+    const double level = std::max(0.0, top.level);
+    full.demand = 0;
+    touched_.clear();
+    for (int c : full.classes) {
+      if (fixed_[c]) continue;
+      fixed_[c] = true;
+      Class& cls = classes_[c];
+      cls.rate = level;
+      for (const PathUse& use : cls.path) {
+        Resource& res = resources_[use.resource];
+        res.fixedUse += cls.members * use.weight * level;
+        res.demand -= cls.members * use.weight;
+        if (!res.touched) {
+          res.touched = true;
+          touched_.push_back(use.resource);
+        }
       }
-      if (frozen_[i]) --unfrozen;
+    }
+    // Each resource whose level moved is pushed once, after the whole round.
+    for (int r : touched_) {
+      resources_[r].touched = false;
+      if (r != top.resource && resources_[r].demand > kNoDemand) push(r);
     }
   }
 }
@@ -143,7 +214,7 @@ void FlowNetwork::scheduleNextFinish() {
   nextFinish_.cancel();
   if (flows_.empty()) return;
   double soonest = INFINITY;
-  for (const auto& f : flows_) soonest = std::min(soonest, f->remaining / f->rate);
+  for (const auto& f : flows_) soonest = std::min(soonest, f->remaining / rateOf(*f));
   SimTime delay = std::max<SimTime>(1, static_cast<SimTime>(std::ceil(soonest - kRoundingSlackNs)));
   nextFinish_.notify(sc_core::sc_time(static_cast<double>(delay), sc_core::SC_NS));
 }

@@ -3,16 +3,21 @@
 // Every shared path of data (an HBM, one direction of a host link or a device link, the host's
 // staging copy) is a resource with a bandwidth. A transfer is a flow of bytes over a list of
 // resources, each used with a weight (a device-local copy reads and writes HBM: weight 2).
-// Rates follow weighted max-min fairness (progressive filling), recomputed only when flows
-// start or end, once per simulated instant however many do (the CUs of a device often start
-// DMAs together), and only over the resources that carry flows, so idle time and idle parts of
-// the system cost nothing and no component polls per cycle.
+// Rates follow weighted max-min fairness (progressive filling: every flow's rate rises together
+// until a resource fills; the flows through it keep that rate; the rest go on), computed as
+// water-filling with a heap of the level at which each resource would fill. Flows over the same
+// path get the same rate, so the water-filling runs over classes of flows with equal paths (a
+// CU's DMAs that hit, those that miss, ...), not over the flows themselves. Rates
+// are recomputed only when flows start or end, once per simulated instant however many do (the
+// CUs of a device often start DMAs together), and only over the resources that carry flows, so
+// idle time and idle parts of the system cost nothing and no component polls per cycle.
 #pragma once
 
 #include <systemc>
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,17 +53,28 @@ class FlowNetwork : public sc_core::sc_module {
   const ResourceStats& stats(int resource) const { return resources_[resource]; }
 
  private:
-  struct Flow {
+  using PathKey = std::vector<std::pair<int, double>>;
+  struct Class {
     std::vector<PathUse> path;
+    int members = 0;
+    double rate = 0;  // of each member
+    std::map<PathKey, int>::iterator key;
+  };
+  struct Flow {
+    int cls;
     double remaining;
-    double rate = 0;
     std::function<void()> onArrived;
   };
   struct Resource : ResourceStats {
     int users = 0;
     SimTime busySince = 0;
-    double capacityLeft = 0;  // assignRates' scratch
+    // assignRates' scratch: what the flows already fixed use of it, the weight of the others
+    // on it, and those flows
+    double fixedUse = 0;
     double demand = 0;
+    uint64_t version = 0;
+    bool touched = false;
+    std::vector<int> classes;
   };
 
   void advanceTo(SimTime now);
@@ -72,11 +88,20 @@ class FlowNetwork : public sc_core::sc_module {
   void activate(int r);
   void deactivate(int r);
 
+  // The class of `path`, made if new; the flow joining it counts itself.
+  int classOf(const std::vector<PathUse>& path);
+  void leave(int cls);
+  double rateOf(const Flow& f) const { return classes_[f.cls].rate; }
+
   std::vector<Resource> resources_;
   std::vector<std::unique_ptr<Flow>> flows_;
+  std::vector<Class> classes_;
+  std::vector<int> freeClasses_;
+  std::map<PathKey, int> classByPath_;
   SimTime lastUpdate_ = 0;
   std::vector<int> active_;   // resources with flows, in no particular order
-  std::vector<bool> frozen_;  // assignRates' scratch
+  std::vector<bool> fixed_;   // assignRates' scratch, per class
+  std::vector<int> touched_;  // ... the resources a round of it changed
   sc_core::sc_event nextFinish_;
   sc_core::sc_event started_;  // flows started this instant: rates are due
 };

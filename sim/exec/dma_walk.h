@@ -29,24 +29,27 @@ bool extentOf(const DmaDescriptor& d, const int64_t* strides, Extent* extent);
 // Copies every element the descriptor describes: to scratchpad when `load`, else to HBM.
 void walkDma(const DmaDescriptor& d, uint8_t* hbm, uint8_t* scratchpad, bool load);
 
-// Calls run(first, bytes) for each contiguous HBM byte range the descriptor touches from
-// `address`, in the descriptor's order: whole rows where the innermost dimension is dense
-// (forwards or backwards), else one element at a time.
-template <typename Run>
-void forEachHbmRun(const DmaDescriptor& d, uint64_t address, Run&& run) {
+// Calls span(first, extent, bytes) for each row of the descriptor on the HBM side, in its
+// order: the innermost dimension's elements as one span from `first` over `extent` bytes that
+// holds `bytes` of them, when no gap between neighbouring elements is wider than `maxGap`
+// (0: dense rows only; a cache passes its line size so that a span touches every line it
+// covers), else one span per element. Strides may be zero or negative.
+template <typename Span>
+void forEachHbmSpan(const DmaDescriptor& d, uint64_t address, int64_t maxGap, Span&& span) {
   const int64_t e = d.elementBytes;
-  const bool dense = d.count[0] == 1 || d.hbmStride[0] == e || d.hbmStride[0] == -e;
-  const int64_t runElements = dense ? d.count[0] : 1;
-  const int64_t runBytes = runElements * e;
-  const int64_t runStart = dense && d.hbmStride[0] < 0 ? (1 - d.count[0]) * e : 0;
-  const int64_t inner = dense ? 1 : d.count[0];
+  const int64_t stride = d.hbmStride[0] < 0 ? -d.hbmStride[0] : d.hbmStride[0];
+  const bool whole = d.count[0] == 1 || stride <= e + maxGap;
+  const int64_t inner = whole ? 1 : d.count[0];
+  const int64_t extent = whole ? (d.count[0] - 1) * stride + e : e;
+  const int64_t bytes = whole ? d.count[0] * e : e;
+  const int64_t start = whole && d.hbmStride[0] < 0 ? (1 - d.count[0]) * stride : 0;
   for (int64_t i3 = 0; i3 < d.count[3]; ++i3) {
     for (int64_t i2 = 0; i2 < d.count[2]; ++i2) {
       for (int64_t i1 = 0; i1 < d.count[1]; ++i1) {
         const int64_t row = i3 * d.hbmStride[3] + i2 * d.hbmStride[2] + i1 * d.hbmStride[1];
         for (int64_t i0 = 0; i0 < inner; ++i0) {
-          run(address + static_cast<uint64_t>(row + i0 * d.hbmStride[0] + runStart),
-              static_cast<uint64_t>(runBytes));
+          span(address + static_cast<uint64_t>(row + i0 * d.hbmStride[0] + start),
+               static_cast<uint64_t>(extent), static_cast<uint64_t>(bytes));
         }
       }
     }

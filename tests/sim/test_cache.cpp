@@ -7,9 +7,11 @@
 namespace mimic::sim {
 namespace {
 
-// A cache of `sets` sets of `ways` 128-byte lines.
+constexpr uint64_t kBlock = 128 * Cache::kLinesPerBlock;
+
+// A cache of `sets` sets of `ways` blocks of 128-byte lines.
 CacheConfig config(uint64_t sets, uint32_t ways) {
-  return CacheConfig{sets * ways * 128, 128, ways, 1000, 100};
+  return CacheConfig{sets * ways * kBlock, 128, ways, 1000, 100};
 }
 
 exec::DmaRegion contiguous(uint64_t address, int64_t bytes) {
@@ -38,23 +40,30 @@ TEST(CacheTest, BytesAreCountedInTheLinesTheyFallIn) {
   EXPECT_EQ(cache.stats().missBytes, 128u + 72u);
 }
 
-TEST(CacheTest, ALoopOverMoreThanTheCapacityEvictsEachLineBeforeItsReuse) {
-  Cache cache(config(1, 4));  // one set: LRU over 4 lines
+TEST(CacheTest, ALoopOverMoreThanTheCapacityEvictsEachBlockBeforeItsReuse) {
+  Cache cache(config(1, 4));  // one set: LRU over 4 blocks
   for (int pass = 0; pass < 3; ++pass) {
-    for (uint64_t line = 0; line < 5; ++line) {
-      EXPECT_EQ(cache.access(contiguous(line * 128, 128), false), 0u) << pass << " " << line;
+    for (uint64_t block = 0; block < 5; ++block) {
+      EXPECT_EQ(cache.access(contiguous(block * kBlock, 128), false), 0u) << pass << " " << block;
     }
   }
 }
 
-TEST(CacheTest, TheLeastRecentlyUsedLineIsTheOneEvicted) {
+TEST(CacheTest, TheLeastRecentlyUsedBlockIsTheOneEvicted) {
   Cache cache(config(1, 2));
-  cache.access(contiguous(0, 128), false);    // A
-  cache.access(contiguous(128, 128), false);  // B
-  cache.access(contiguous(0, 128), false);    // A again: B is now the older
-  cache.access(contiguous(256, 128), false);  // C evicts B
+  cache.access(contiguous(0, 128), false);           // A
+  cache.access(contiguous(kBlock, 128), false);      // B
+  cache.access(contiguous(0, 128), false);           // A again: B is now the older
+  cache.access(contiguous(2 * kBlock, 128), false);  // C evicts B
   EXPECT_EQ(cache.access(contiguous(0, 128), false), 128u);
+  EXPECT_EQ(cache.access(contiguous(kBlock, 128), false), 0u);
+}
+
+TEST(CacheTest, EachLineOfABlockHitsOnlyOnceItWasTouched) {
+  Cache cache(config(4, 4));
+  cache.access(contiguous(0, 128), false);  // the block's first line
   EXPECT_EQ(cache.access(contiguous(128, 128), false), 0u);
+  EXPECT_EQ(cache.access(contiguous(0, 256), false), 256u);
 }
 
 TEST(CacheTest, WritesAllocateTheirLines) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iterator>
 #include <random>
+#include <tuple>
 
 #include "executor_test.h"
 
@@ -619,12 +620,35 @@ TEST_F(DmaTest, EachDmaLeavesItsHbmRegionAndTheScratchpadHighWaterMark) {
   EXPECT_EQ(region.descriptor.hbmStride[1], 64);
   EXPECT_EQ(region.descriptor.elementBytes, 4u);
   EXPECT_EQ(result_.scratchpadBytes, uint64_t(512 + 35 * 4));
-  // The timing model's cache walks it as five rows of 28 bytes.
+  // The timing model's cache walks it as five dense rows of 28 bytes.
   std::vector<std::pair<uint64_t, uint64_t>> runs;
-  forEachHbmRun(region.descriptor, region.address,
-                [&](uint64_t first, uint64_t bytes) { runs.emplace_back(first, bytes); });
+  forEachHbmSpan(region.descriptor, region.address, 0,
+                 [&](uint64_t first, uint64_t extent, uint64_t bytes) {
+                   EXPECT_EQ(extent, bytes);
+                   runs.emplace_back(first, bytes);
+                 });
   ASSERT_EQ(runs.size(), 5u);
   EXPECT_EQ(runs[4], std::make_pair(hbm_ + 12 + 4 * 64, uint64_t(28)));
+}
+
+TEST_F(DmaTest, SpansMergeElementsWhoseGapsAreNarrowEnough) {
+  DmaDescriptor every2nd;  // 4 f32, 8 bytes apart: gaps of 4 bytes
+  every2nd.count[0] = 4;
+  every2nd.hbmStride[0] = 8;
+  std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> spans;
+  auto collect = [&](uint64_t first, uint64_t extent, uint64_t bytes) {
+    spans.emplace_back(first, extent, bytes);
+  };
+  forEachHbmSpan(every2nd, 1000, 4, collect);
+  EXPECT_EQ(spans, (std::vector<std::tuple<uint64_t, uint64_t, uint64_t>>{{1000, 28, 16}}));
+  spans.clear();
+  forEachHbmSpan(every2nd, 1000, 3, collect);  // too wide: one span per element
+  EXPECT_EQ(spans.size(), 4u);
+  EXPECT_EQ(spans[3], std::make_tuple(uint64_t(1024), uint64_t(4), uint64_t(4)));
+  spans.clear();
+  every2nd.hbmStride[0] = -8;  // backwards: the span starts at the lowest element
+  forEachHbmSpan(every2nd, 1024, 4, collect);
+  EXPECT_EQ(spans, (std::vector<std::tuple<uint64_t, uint64_t, uint64_t>>{{1000, 28, 16}}));
 }
 
 TEST_F(DmaTest, Load3DWithPaddedScratchpadRows) {
