@@ -33,3 +33,15 @@ inline mimicFunction loadKernel(mimic::isa::Function f) {
 inline mimicFunction assembleFunction(const std::string& text, const char* name, int device = 0) {
   return loadFunction(mimic::isa::assemble(text), name, device);
 }
+
+// The counters of the queue's last kernel, once the queue has drained.
+inline mimicKernelCounters countersAfter(mimicQueue q) {
+  EXPECT_EQ(mimicQueueSynchronize(q), MIMIC_SUCCESS);
+  mimicKernelCounters c{};
+  EXPECT_EQ(mimicQueueGetKernelCounters(q, &c), MIMIC_SUCCESS);
+  return c;
+}
+
+inline uint64_t kernelNs(const mimicKernelCounters& c) {
+  return c.endNs - c.startNs;
+}

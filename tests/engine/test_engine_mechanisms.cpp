@@ -82,17 +82,6 @@ loop:
 .end
 )";
 
-mimicKernelCounters countersAfter(mimicQueue q) {
-  EXPECT_EQ(mimicQueueSynchronize(q), MIMIC_SUCCESS);
-  mimicKernelCounters c{};
-  EXPECT_EQ(mimicQueueGetKernelCounters(q, &c), MIMIC_SUCCESS);
-  return c;
-}
-
-uint64_t kernelNs(const mimicKernelCounters& c) {
-  return c.endNs - c.startNs;
-}
-
 struct ReadStream {
   static constexpr int64_t kTile = 4096;
   explicit ReadStream(int64_t bytes) : bytes(bytes) {

@@ -8,17 +8,6 @@
 
 namespace {
 
-mimicKernelCounters countersAfter(mimicQueue q) {
-  EXPECT_EQ(mimicQueueSynchronize(q), MIMIC_SUCCESS);
-  mimicKernelCounters c{};
-  EXPECT_EQ(mimicQueueGetKernelCounters(q, &c), MIMIC_SUCCESS);
-  return c;
-}
-
-uint64_t kernelNs(const mimicKernelCounters& c) {
-  return c.endNs - c.startNs;
-}
-
 // y = alpha x + y streamed through the double-buffered reference kernel, written the way such
 // kernels are: one long-running workgroup per compute unit, so that filling and draining each
 // workgroup's pipeline is amortised over many tiles.
