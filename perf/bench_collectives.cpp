@@ -7,8 +7,7 @@
 // MIMIC_NUM_DEVICES, else 4 (the default preset alone has 2). Columns, per collective:
 //   size       bytes of the whole buffer (AllReduce's buffer, AllGather's recv, ReduceScatter's
 //              send); count is its number of f32 elements, as in nccl-tests
-//   algo       AllReduce's algorithm: the library's choice (tree for n > 2 below n x 16 KiB,
-//              MIMIC_COLL_ALGO overrides), ring for the other two
+//   algo       the collective model's algorithm/protocol (MIMIC_COLL_ALGO / _PROTO force them)
 //   sim us     simulated time per call: from the earliest start event to the latest end event
 //              over all ranks' queues, divided by the calls timed back to back
 //   algbw      size / sim time, GB/s
@@ -99,11 +98,19 @@ Timing timeCalls(Ranks& k, Kind kind, size_t bytes, int calls) {
   return {double(last - first) / 1e3 / calls, wall / calls};
 }
 
-const char* allReduceAlgo(int n, size_t bytes) {
-  const char* forced = std::getenv("MIMIC_COLL_ALGO");
-  if (forced && (std::strcmp(forced, "ring") == 0 || std::strcmp(forced, "tree") == 0))
-    return forced;
-  return n <= 2 || bytes >= size_t(n) * MIMIC_COLL_TREE_BYTES_PER_RANK ? "ring" : "tree";
+// The collective model's choice for the call: "ring/simple" and so on.
+std::string planName(int n, Kind kind, size_t bytes) {
+  static const mimicCollectiveKind kKinds[] = {MIMIC_COLLECTIVE_ALL_REDUCE,
+                                               MIMIC_COLLECTIVE_ALL_GATHER,
+                                               MIMIC_COLLECTIVE_REDUCE_SCATTER};
+  std::vector<int> devices(n);
+  for (int r = 0; r < n; ++r) devices[r] = r;
+  const size_t count = kind == Kind::AllReduce ? bytes / 4 : bytes / 4 / n;
+  const mimicCollectiveDesc desc{kKinds[int(kind)], count, mimicFloat32, mimicSum, 0, n,
+                                 devices.data()};
+  mimicCollectivePlan plan{};
+  MIMIC_CHECK(mimicCollectiveGetPlan(&desc, &plan));
+  return std::string(plan.algorithm) + "/" + plan.protocol;
 }
 
 void table(Ranks& k, Kind kind, double linkGBps, size_t maxBytes) {
@@ -112,16 +119,16 @@ void table(Ranks& k, Kind kind, double linkGBps, size_t maxBytes) {
   const double factor = (kind == Kind::AllReduce ? 2.0 : 1.0) * (n - 1) / n;
   std::printf("\n%s, f32%s, n = %d, busbw = algbw x %.4f\n", kNames[int(kind)],
               kind == Kind::AllGather ? "" : ", sum", n, factor);
-  std::printf("%12s %11s %5s %11s %9s %9s %7s %11s\n", "size(B)", "count", "algo", "sim(us)",
+  std::printf("%12s %11s %18s %11s %9s %9s %7s %11s\n", "size(B)", "count", "algo", "sim(us)",
               "algbw", "busbw", "bus/B", "wall(us)");
   for (size_t bytes = 1024; bytes <= maxBytes; bytes *= 4) {
     const int calls = int(std::clamp<size_t>((size_t{16} << 20) / bytes, 1, 20));
     const Timing t = timeCalls(k, kind, bytes, calls);
     const double algbw = double(bytes) / (t.simUs * 1e3);  // bytes per ns = GB/s
     const double busbw = algbw * factor;
-    std::printf("%12zu %11zu %5s %11.2f %9.2f %9.2f %7.3f %11.1f\n", bytes, bytes / 4,
-                kind == Kind::AllReduce ? allReduceAlgo(n, bytes) : "ring", t.simUs, algbw, busbw,
-                busbw / linkGBps, t.wallUs);
+    std::printf("%12zu %11zu %18s %11.2f %9.2f %9.2f %7.3f %11.1f\n", bytes, bytes / 4,
+                planName(n, kind, bytes).c_str(), t.simUs, algbw, busbw, busbw / linkGBps,
+                t.wallUs);
   }
 }
 

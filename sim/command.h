@@ -30,6 +30,7 @@ enum class CommandKind {
   EventWait,    // holds its hardware queue until another command has completed
   Fault,        // fails the device with `faultCode` (the driver's fault-injection hook)
   Kernel,       // runs a kernel's workgroups; fails the device afterwards if `faultCode` is set
+  Collective,   // one rank's part of a collective: holds the queue until the collective ends
 };
 
 enum class TransferKind {
@@ -42,6 +43,9 @@ enum class TransferKind {
 };
 
 struct KernelLaunch;
+namespace coll {
+struct CollectiveRendezvous;
+}
 
 struct Command {
   CommandKind kind = CommandKind::EventRecord;
@@ -63,6 +67,7 @@ struct Command {
   int faultCode = 0;
 
   std::shared_ptr<KernelLaunch> launch;
+  std::shared_ptr<coll::CollectiveRendezvous> collective;
 
   std::shared_ptr<Completion> completion = std::make_shared<Completion>();
 };

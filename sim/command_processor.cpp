@@ -1,5 +1,6 @@
 #include "sim/command_processor.h"
 
+#include "sim/collective/runner.h"
 #include "sim/device.h"
 
 namespace mimic::sim {
@@ -41,6 +42,7 @@ void CommandProcessor::run() {
     device_.raiseScheduledFault(command->completion->start);
     if (device_.faultCode() != 0) {
       ++stats_.aborted;
+      if (command->kind == CommandKind::Collective) device_.collectives().join(*command->collective);
       finish(*command, device_.faultCode());
       continue;
     }
@@ -81,6 +83,9 @@ void CommandProcessor::execute(Command& command) {
     }
     case CommandKind::Fault:
       device_.raiseFault(command.faultCode);
+      break;
+    case CommandKind::Collective:
+      device_.collectives().join(*command.collective);
       break;
     case CommandKind::Kernel:
       waitNs(config_.commandLatencyNs);

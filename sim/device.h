@@ -19,12 +19,16 @@
 namespace mimic::sim {
 
 class Topology;
+namespace coll {
+class CollectiveRunner;
+}
 
 // Flow-network resources shared by all devices of a system.
 struct SharedResources {
   std::vector<int> hbm;    // per device
   std::vector<int> cache;  // per device; -1 without a cache
   int hostStaging;         // the host CPU's staging copies for pageable memory
+  coll::CollectiveRunner* collectives = nullptr;
 };
 
 class Device : public sc_core::sc_module {
@@ -38,6 +42,7 @@ class Device : public sc_core::sc_module {
   int numHwQueues() const { return static_cast<int>(commandProcessors_.size()); }
   DeviceMemory& memory() { return memory_; }
   ComputeEngine& computeEngine() { return computeEngine_; }
+  coll::CollectiveRunner& collectives() { return *shared_.collectives; }
 
   // Moves a transfer's bytes in simulated time. Call from the command processor's thread.
   void executeTransfer(const Command& command);

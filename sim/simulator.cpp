@@ -86,7 +86,10 @@ void Simulator::submit(std::unique_ptr<Command> command) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     // The command reaches the device once the host has paid the cost of submitting it.
-    hostTime_ += config_.hostClock.submitNs;
+    const uint64_t collectiveNs = config_.collectives.hostLaunchNs;
+    hostTime_ += command->kind == CommandKind::Collective && collectiveNs > 0
+                     ? collectiveNs
+                     : config_.hostClock.submitNs;
     command->stamp = hostTime_;
     inbox_.push_back(std::move(command));
     idle_ = false;
@@ -162,6 +165,11 @@ SimTime Simulator::hostTime() {
 
 void Simulator::slowLinks(const LinkSlowdown& slowdown) {
   system_->slowLinks(slowdown, hostTime());
+}
+
+coll::Choice Simulator::planCollective(const coll::CollectiveRequest& request,
+                                       const std::string& algorithm, const std::string& protocol) {
+  return system_->planCollective(request, algorithm, protocol, hostTime());
 }
 
 void Simulator::settleWaiters() {

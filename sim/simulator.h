@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "sim/collective/tuner.h"
 #include "sim/command.h"
 #include "sim/device_memory.h"
 #include "sim/system_config.h"
@@ -55,6 +56,9 @@ class Simulator {
   SimTime hostTime();
   // Device-link transfers that start after the host's present time see `slowdown`.
   void slowLinks(const LinkSlowdown& slowdown);
+  // How a collective issued now would run (System::planCollective). Any host thread.
+  coll::Choice planCollective(const coll::CollectiveRequest& request, const std::string& algorithm,
+                              const std::string& protocol);
 
   static bool onSimulationThread();
 

@@ -16,6 +16,8 @@ SystemConfig readAll(ParamReader& params, const std::string& presetName) {
   c.memory = DeviceMemoryConfig::read(params);
   c.hostLink = HostLinkConfig::read(params);
   c.deviceLink = DeviceLinkConfig::read(params);
+  c.network = NetworkConfig::read(params, c.numDevices);
+  c.collectives = coll::CollectiveConfig::read(params);
   c.commandProcessor = CommandProcessorConfig::read(params);
   c.dma = DmaEnginesConfig::read(params);
   c.compute = ComputeConfig::read(params);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/cache.h"
+#include "sim/collective/collective_config.h"
 #include "sim/device_config.h"
 #include "sim/device_memory.h"
 #include "sim/exec/cost_model.h"
@@ -26,6 +27,8 @@ struct SystemConfig {
   DeviceMemoryConfig memory;
   HostLinkConfig hostLink;
   DeviceLinkConfig deviceLink;
+  NetworkConfig network;
+  coll::CollectiveConfig collectives;
   CommandProcessorConfig commandProcessor;
   DmaEnginesConfig dma;
   ComputeConfig compute;

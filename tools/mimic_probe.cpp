@@ -7,6 +7,7 @@
 //   mimic-probe peer bytes=N [iterations=N]                  device 0 to device 1
 //   mimic-probe launch measure=launch_sync|launch_event [iterations=N]
 //   mimic-probe allreduce|allgather|reducescatter bytes=N devices=N [nodes=1] [iterations=N]
+//                (devices / nodes devices on each of the first `nodes` nodes)
 //
 // Every workload runs once untimed first (module load, scratch growth, engine set-up), then
 // `iterations` times back to back (default: 1 for copies, 100 for launches, 16 MiB / bytes
@@ -257,15 +258,20 @@ Result launch(const Workload& w) {
 enum class Collective { AllReduce, AllGather, ReduceScatter };
 
 Result collective(const Workload& w, Collective kind) {
-  if (w.number("nodes", 1) != 1) {
-    throw std::runtime_error("nodes=" + w.args.at("nodes") +
-                             ": the communicator runs the devices of one node; multi-node "
-                             "collectives are not modelled");
-  }
   const int n = int(w.number("devices", 0, true));
-  if (n > deviceCount()) {
-    throw UsageError("devices=" + std::to_string(n) + " but the system has " +
-                     std::to_string(deviceCount()) + " (set MIMIC_NUM_DEVICES)");
+  const int nodes = int(w.number("nodes", 1));
+  mimicDeviceProperties props{};
+  MIMIC_CHECK(mimicDeviceGetProperties(0, &props));
+  if (nodes < 1 || n % nodes != 0 || nodes > props.nodes || n / nodes > props.devicesPerNode) {
+    throw UsageError("devices=" + std::to_string(n) + " nodes=" + std::to_string(nodes) +
+                     ": the system has " + std::to_string(props.nodes) + " node(s) of " +
+                     std::to_string(props.devicesPerNode) +
+                     " devices (set MIMIC_NUM_DEVICES, or pick a multi-node preset)");
+  }
+  // The first n / nodes devices of each of the first `nodes` nodes.
+  std::vector<int> devices;
+  for (int k = 0; k < nodes; ++k) {
+    for (int j = 0; j < n / nodes; ++j) devices.push_back(k * props.devicesPerNode + j);
   }
   Result r;
   r.bytes = w.number("bytes", 0, true);
@@ -281,10 +287,10 @@ Result collective(const Workload& w, Collective kind) {
   // Each rank's buffer, and scratch space of up to as much again.
   requireHostMemory(2.0 * n * double(r.bytes), "the data of " + std::to_string(n) + " devices");
   std::vector<mimicComm> comms(n);
-  COLL_CHECK(mimicCommInitAll(comms.data(), n, nullptr));
+  COLL_CHECK(mimicCommInitAll(comms.data(), n, devices.data()));
   std::vector<std::unique_ptr<Timeline>> ranks;
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
-  for (int d = 0; d < n; ++d) {
+  for (int d : devices) {
     ranks.push_back(std::make_unique<Timeline>(d));
     buffers.push_back(std::make_unique<DeviceBuffer>(d, r.bytes));
     MIMIC_CHECK(mimicMemsetAsync(buffers.back()->data(), 0, r.bytes, ranks.back()->queue));

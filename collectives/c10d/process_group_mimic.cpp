@@ -248,7 +248,6 @@ struct ProcessGroupMimic::DeviceQueue {
   c10::Stream stream;
   mimicQueue queue = nullptr;
   mimicEvent ready = nullptr;  // the caller's stream reached the call
-  LinkModel link{};
 };
 
 ProcessGroupMimic::ProcessGroupMimic(c10::intrusive_ptr<::c10d::Store> store, int rank, int size,
@@ -270,9 +269,6 @@ ProcessGroupMimic::DeviceQueue& ProcessGroupMimic::deviceQueue(int device) {
         DeviceQueue{torch_backend::createStream(device, MIMIC_QUEUE_PRIORITY_HIGH)});
     dq->queue = torch_backend::queueOf(dq->stream);
     MIMIC_TORCH_CHECK(mimicEventCreate(device, MIMIC_EVENT_DEFAULT, &dq->ready));
-    mimicDeviceProperties props{};
-    MIMIC_TORCH_CHECK(mimicDeviceGetProperties(device, &props));
-    dq->link = LinkModel::fromProperties(props);
     slot = std::move(dq);
   }
   return *slot;
@@ -290,10 +286,9 @@ uint64_t ProcessGroupMimic::arrive(int device) {
   return arrivalNs;
 }
 
-uint64_t ProcessGroupMimic::modelNs(const Call& call, uint64_t bytes, double linkSlowdown) {
-  LinkModel link = deviceQueue(call.device).link;
-  link.linkBytesPerNs /= linkSlowdown;
-  return collectiveNs(call.kind, getSize(), bytes, link);
+uint64_t ProcessGroupMimic::modelNs(const Call& call, uint64_t bytes,
+                                     const std::vector<int>& devices) {
+  return collectiveNs(call.kind, bytes, devices, int(std::max<int64_t>(call.root, 0)));
 }
 
 double ProcessGroupMimic::linkSlowdown() {
@@ -370,9 +365,9 @@ void ProcessGroupMimic::agree(Call& call) {
   store_->set("mimic/progress/" + std::to_string(getRank()),
               std::vector<uint8_t>(progress.begin(), progress.end()));
   // name, dtype, numel, root, reduce op, error flag, arrival, bytes, link slow-down in parts per
-  // million, then all-to-all splits.
+  // million, device of the whole system, then all-to-all splits.
   constexpr int64_t kPartsPerMillion = 1000000;
-  constexpr int kSplits = 9;
+  constexpr int kSplits = 10;
   const int64_t fields = kSplits + 2 * int64_t(size);
   at::Tensor mine = at::zeros({fields}, at::kLong);
   int64_t* m = mine.data_ptr<int64_t>();
@@ -385,6 +380,7 @@ void ProcessGroupMimic::agree(Call& call) {
   m[6] = int64_t(arrivalNs);
   m[7] = int64_t(call.bytes);
   m[8] = std::llround(linkSlowdown() * kPartsPerMillion);
+  m[9] = globalDevice(call.device);
   for (size_t i = 0; i < call.inputSplits.size() && int(i) < size; ++i) {
     m[kSplits + i] = call.inputSplits[i];
   }
@@ -431,15 +427,27 @@ void ProcessGroupMimic::agree(Call& call) {
     }
   }
   // Every rank computes the same end: the last arrival plus the model's time for the largest
-  // message any rank moves, over links as slow as any rank's fault plan makes them.
+  // message any rank moves, among the ranks' devices. A rank's fault plan may slow its own
+  // model's links; the collective is then as slow as the slowest rank's model says.
   uint64_t lastArrival = 0, bytes = 0;
-  int64_t slowdown = kPartsPerMillion;
+  bool sameLinks = true;
+  std::vector<int> devices;
   for (int r = 0; r < size; ++r) {
     lastArrival = std::max(lastArrival, uint64_t(field(r, 6)));
     bytes = std::max(bytes, uint64_t(field(r, 7)));
-    slowdown = std::max(slowdown, field(r, 8));
+    sameLinks = sameLinks && field(r, 8) == field(0, 8);
+    devices.push_back(int(field(r, 9)));
   }
-  call.endNs = lastArrival + modelNs(call, bytes, double(slowdown) / kPartsPerMillion);
+  uint64_t modelled = modelNs(call, bytes, devices);
+  if (!sameLinks) {
+    at::Tensor estimate = at::full({1}, int64_t(modelled), at::kLong);
+    at::Tensor estimates = at::empty({size}, at::kLong);
+    std::vector<std::vector<at::Tensor>> gathered{std::vector<at::Tensor>(estimates.unbind(0))};
+    std::vector<at::Tensor> own{estimate};
+    runData(call, data_->allgather(gathered, own, {}));
+    modelled = uint64_t(estimates.max().item<int64_t>());
+  }
+  call.endNs = lastArrival + modelled;
 }
 
 c10::intrusive_ptr<Work> ProcessGroupMimic::finish(Call& call, std::vector<at::Tensor> outputs,

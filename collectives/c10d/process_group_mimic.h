@@ -106,8 +106,8 @@ class ProcessGroupMimic : public ::c10d::ProcessGroup {
   uint64_t arrive(int device);
   void checkPeer(Call& call, int peer, const char* role);
   void allreduceStaging(const Call& call, std::vector<at::Tensor>& staging);
-  // The link model's time for the call moving `bytes`, over links slowed by `linkSlowdown`.
-  uint64_t modelNs(const Call& call, uint64_t bytes, double linkSlowdown);
+  // The collective model's time for the call moving `bytes` among `devices` (time_model.h).
+  uint64_t modelNs(const Call& call, uint64_t bytes, const std::vector<int>& devices);
   // This process's slow_link fault (mimic_debug.h): 1, or how much slower its links are.
   static double linkSlowdown();
   [[noreturn]] void failPeers(const Call& call, const std::string& why);

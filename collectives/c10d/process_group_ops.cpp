@@ -479,7 +479,8 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::send(std::vector<at::Tensor>& tensor
   TORCH_CHECK(call.error.empty(), prefix(call, getRank(), getSize()), call.error);
   call.bytes = tensors[0].nbytes();
   const uint64_t arrivalNs = arrive(call.device);
-  call.endNs = arrivalNs + modelNs(call, call.bytes, linkSlowdown());
+  call.endNs = arrivalNs + modelNs(call, call.bytes,
+                                   {globalDevice(call.device), guessGlobalDevice(dstRank, getSize())});
   const std::string sentAt = std::to_string(arrivalNs);
   store_->set(peerKey(getRank(), dstRank, tag, call.sequence),
               std::vector<uint8_t>(sentAt.begin(), sentAt.end()));
@@ -536,7 +537,9 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::recv(std::vector<at::Tensor>& tensor
         store_->deleteKey(key);
         const uint64_t sentNs = std::stoull(std::string(sentAt.begin(), sentAt.end()));
         const uint64_t arrivalNs = arrive(call.device);
-        call.endNs = std::max(arrivalNs, sentNs + modelNs(call, call.bytes, linkSlowdown()));
+        const std::vector<int> devices{guessGlobalDevice(srcRank, getSize()),
+                                       globalDevice(call.device)};
+        call.endNs = std::max(arrivalNs, sentNs + modelNs(call, call.bytes, devices));
         return finish(call, {destination});
       });
 }

@@ -1,78 +1,104 @@
 #include "time_model.h"
 
-#include <cmath>
+#include <c10/util/Exception.h>
 
-#include "mimic/mimic_collectives.h"
+#include <cstdlib>
+#include <string>
+
+#include "mimic/mimic.h"
 
 namespace mimic::c10d {
 namespace {
 
-int treeLevels(int ranks) {
-  int levels = 0;
-  while ((1 << levels) < ranks) ++levels;
-  return levels;
+mimicDeviceProperties systemProperties() {
+  mimicDeviceProperties props{};
+  const mimicResult r = mimicDeviceGetProperties(0, &props);
+  TORCH_CHECK(r == MIMIC_SUCCESS, "mimic: mimicDeviceGetProperties failed: ",
+              mimicGetErrorName(r));
+  return props;
 }
 
-double transferNs(double bytes, const LinkModel& link) {
-  return double(link.hopNs) + bytes / link.linkBytesPerNs;
-}
-
-double reductionNs(double bytes, const LinkModel& link) {
-  return double(link.commandNs) + 3.0 * bytes / link.hbmBytesPerNs;
+int envInt(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? std::atoi(value) : fallback;
 }
 
 }  // namespace
 
-LinkModel LinkModel::fromProperties(const mimicDeviceProperties& props) {
-  LinkModel link;
-  link.linkBytesPerNs = props.deviceLinkBandwidthGBps;  // GB/s = bytes per ns
-  link.hopNs = props.commandLatencyNs + props.hbmLatencyNs + props.deviceLinkLatencyNs;
-  link.hbmBytesPerNs = props.hbmBandwidthGBps;
-  link.commandNs = props.commandLatencyNs;
-  link.treeBytesPerRank = MIMIC_COLL_TREE_BYTES_PER_RANK;
-  return link;
-}
-
-bool allReduceUsesRing(int ranks, uint64_t bytes, const LinkModel& link) {
-  return ranks <= 2 || bytes >= uint64_t(ranks) * link.treeBytesPerRank;
-}
-
-uint64_t collectiveNs(CollectiveKind kind, int ranks, uint64_t bytes, const LinkModel& link) {
-  if (ranks <= 1 && kind != CollectiveKind::PointToPoint) return 0;
-  const double n = ranks;
-  const double b = double(bytes);
-  const double steps = n - 1;
-  const double levels = treeLevels(ranks);
-  double ns = 0;
+uint64_t collectiveNs(CollectiveKind kind, uint64_t bytes, const std::vector<int>& devices,
+                      int root) {
+  const int n = int(devices.size());
+  if (n <= 1 || bytes == 0) return 0;
+  mimicCollectiveDesc desc{};
+  desc.datatype = mimicUint8;  // only the bytes matter to the time
+  desc.op = mimicSum;
+  desc.root = root;
+  desc.numRanks = n;
+  desc.devices = devices.data();
+  const uint64_t perRank = std::max<uint64_t>(1, bytes / uint64_t(n));
   switch (kind) {
     case CollectiveKind::AllReduce:
-      ns = allReduceUsesRing(ranks, bytes, link)
-               ? 2 * steps * transferNs(b / n, link) + steps * reductionNs(b / n, link)
-               : levels * (2 * transferNs(b, link) + reductionNs(b, link));
-      break;
-    case CollectiveKind::ReduceScatter:
-      ns = steps * (transferNs(b / n, link) + reductionNs(b / n, link));
+    case CollectiveKind::Broadcast:
+    case CollectiveKind::Reduce:
+      desc.kind = kind == CollectiveKind::AllReduce   ? MIMIC_COLLECTIVE_ALL_REDUCE
+                  : kind == CollectiveKind::Broadcast ? MIMIC_COLLECTIVE_BROADCAST
+                                                      : MIMIC_COLLECTIVE_REDUCE;
+      desc.count = bytes;
       break;
     case CollectiveKind::AllGather:
+      desc.kind = MIMIC_COLLECTIVE_ALL_GATHER;
+      desc.count = perRank;
+      break;
+    case CollectiveKind::ReduceScatter:
+      desc.kind = MIMIC_COLLECTIVE_REDUCE_SCATTER;
+      desc.count = perRank;
+      break;
     case CollectiveKind::AllToAll:
-    case CollectiveKind::Gather:
-    case CollectiveKind::Scatter:
-      ns = steps * transferNs(b / n, link);
+      desc.kind = MIMIC_COLLECTIVE_ALL_TO_ALL;
+      desc.count = perRank;
       break;
-    case CollectiveKind::Broadcast:
-      ns = levels * transferNs(b, link);
+    case CollectiveKind::Gather:  // every rank's part to the root: a Reduce of one part
+      desc.kind = MIMIC_COLLECTIVE_REDUCE;
+      desc.count = perRank;
       break;
-    case CollectiveKind::Reduce:
-      ns = levels * (transferNs(b, link) + reductionNs(b, link));
+    case CollectiveKind::Scatter:  // the root's parts to every rank: a Broadcast of one part
+      desc.kind = MIMIC_COLLECTIVE_BROADCAST;
+      desc.count = perRank;
       break;
-    case CollectiveKind::Barrier:
-      ns = 2 * levels * transferNs(0, link);
+    case CollectiveKind::Barrier:  // NCCL's barrier is an AllReduce of one element
+      desc.kind = MIMIC_COLLECTIVE_ALL_REDUCE;
+      desc.count = 1;
       break;
     case CollectiveKind::PointToPoint:
-      ns = transferNs(b, link);
+      desc.kind = MIMIC_COLLECTIVE_BROADCAST;
+      desc.count = bytes;
+      desc.root = 0;
       break;
   }
-  return uint64_t(std::llround(ns));
+  mimicCollectivePlan plan{};
+  const mimicResult r = mimicCollectiveGetPlan(&desc, &plan);
+  if (r != MIMIC_SUCCESS) {
+    const char* detail = "";
+    mimicGetErrorDetail(&detail);
+    TORCH_CHECK(false, "mimic: the collective model failed (", mimicGetErrorName(r), "): ",
+                detail);
+  }
+  return plan.estimateNs;
+}
+
+int globalDevice(int local) {
+  const mimicDeviceProperties props = systemProperties();
+  const int node = envInt("GROUP_RANK", 0);
+  TORCH_CHECK(node >= 0 && node < props.nodes, "mimic: this process is on node ", node,
+              " (GROUP_RANK) but the preset '", props.preset, "' has ", props.nodes,
+              " node(s); pick a multi-node preset (network.nodes)");
+  return node * props.devicesPerNode + local;
+}
+
+int guessGlobalDevice(int rank, int worldSize) {
+  const mimicDeviceProperties props = systemProperties();
+  const int perNode = std::max(1, envInt("LOCAL_WORLD_SIZE", worldSize));
+  return (rank / perNode) * props.devicesPerNode + rank % perNode;
 }
 
 }  // namespace mimic::c10d

@@ -1,15 +1,15 @@
-// Simulated time of a collective between processes: the alpha-beta(-gamma) model of the
-// algorithm the single-process communicator would pick, over the preset's device links.
+// Simulated time of a collective between processes: the same collective model as the
+// single-process communicator's (sim/collective, asked through mimicCollectiveGetPlan), over
+// this process's simulated system, with the ranks on their devices of the whole system.
 //
 // Every rank starts the collective at its own simulated time; the collective ends at
-// max(start over ranks) + collectiveNs(...), the time at which the last rank's data could have
-// arrived. Bytes are the message as NCCL's tests count it: the whole buffer for AllReduce,
-// Broadcast and Reduce, the whole gathered (or scattered) buffer for the others.
+// max(start over ranks) + collectiveNs(...), when the model's plan would end with nothing
+// else on its links. Bytes are the message as NCCL's tests count it: the whole buffer for
+// AllReduce, Broadcast and Reduce, the whole gathered (or scattered) buffer for the others.
 #pragma once
 
 #include <cstdint>
-
-#include "mimic/mimic.h"
+#include <vector>
 
 namespace mimic::c10d {
 
@@ -26,19 +26,17 @@ enum class CollectiveKind {
   PointToPoint,
 };
 
-struct LinkModel {
-  double linkBytesPerNs;      // device link, per direction (divided by a slow_link fault's F)
-  uint64_t hopNs;             // command latency + HBM latency + one link hop
-  double hbmBytesPerNs;       // the reduction kernel streams two inputs and one output
-  uint64_t commandNs;         // launching the reduction kernel
-  uint64_t treeBytesPerRank;  // AllReduce uses the ring from ranks x this many bytes
+// devices: rank -> device of the whole system (globalDevice); PointToPoint: sender, receiver.
+// Throws c10::Error naming a failed driver call.
+uint64_t collectiveNs(CollectiveKind kind, uint64_t bytes, const std::vector<int>& devices,
+                      int root);
 
-  static LinkModel fromProperties(const mimicDeviceProperties& props);
-};
-
-// Whether an AllReduce of `bytes` over `ranks` runs as a ring (else a binary tree).
-bool allReduceUsesRing(int ranks, uint64_t bytes, const LinkModel& link);
-
-uint64_t collectiveNs(CollectiveKind kind, int ranks, uint64_t bytes, const LinkModel& link);
+// The process's device `local` as a device of the whole system: torchrun's node rank
+// (GROUP_RANK, 0 without it) times the preset's devices per node, plus `local`. Throws when
+// the node rank is beyond the preset's nodes.
+int globalDevice(int local);
+// Rank `rank`'s device of the whole system as this rank can guess it without asking (point to
+// point): ranks are laid out node by node, LOCAL_WORLD_SIZE (or all) to a node.
+int guessGlobalDevice(int rank, int worldSize);
 
 }  // namespace mimic::c10d

@@ -33,13 +33,17 @@ mimicResult checkBuffer(const Rank& rank, const void* ptr, size_t bytes, const c
   return MIMIC_SUCCESS;
 }
 
-// The driver has no query for a queue's device, so a record of the rank's probe event (a
-// command that does nothing) on the queue checks it.
+// NULL is the rank's device's default queue.
 mimicResult checkQueue(const Rank& rank, mimicQueue queue) {
-  const mimicResult r = mimicEventRecord(rank.events.probe, queue);
-  if (r == MIMIC_ERROR_WRONG_DEVICE)
-    return fail(r, "queue is not on the rank's device " + std::to_string(rank.device));
+  if (!queue) return MIMIC_SUCCESS;
+  int device = -1;
+  const mimicResult r = mimicQueueGetDevice(queue, &device);
   if (r != MIMIC_SUCCESS) return failDriver(r, "queue");
+  if (device != rank.device) {
+    return fail(MIMIC_ERROR_WRONG_DEVICE, "queue is on device " + std::to_string(device) +
+                                              ", not the rank's device " +
+                                              std::to_string(rank.device));
+  }
   return MIMIC_SUCCESS;
 }
 
@@ -81,34 +85,34 @@ extern "C" {
 
 mimicResult mimicAllReduce(const void* send, void* recv, size_t count, mimicDataType datatype,
                            mimicReduceOp op, mimicComm comm, mimicQueue queue) {
-  return submit({CollKind::AllReduce, send, recv, count, datatype, op, 0, comm, queue}, count,
+  return submit({MIMIC_COLLECTIVE_ALL_REDUCE, send, recv, count, datatype, op, 0, comm, queue}, count,
                 count, true, false);
 }
 
 mimicResult mimicBroadcast(const void* send, void* recv, size_t count, mimicDataType datatype,
                            int root, mimicComm comm, mimicQueue queue) {
   const bool isRoot = rankOf(comm) == root;
-  return submit({CollKind::Broadcast, send, recv, count, datatype, mimicSum, root, comm, queue},
+  return submit({MIMIC_COLLECTIVE_BROADCAST, send, recv, count, datatype, mimicSum, root, comm, queue},
                 isRoot ? count : 0, count, false, true);
 }
 
 mimicResult mimicReduce(const void* send, void* recv, size_t count, mimicDataType datatype,
                         mimicReduceOp op, int root, mimicComm comm, mimicQueue queue) {
   const bool isRoot = rankOf(comm) == root;
-  return submit({CollKind::Reduce, send, recv, count, datatype, op, root, comm, queue}, count,
+  return submit({MIMIC_COLLECTIVE_REDUCE, send, recv, count, datatype, op, root, comm, queue}, count,
                 isRoot ? count : 0, true, true);
 }
 
 mimicResult mimicAllGather(const void* send, void* recv, size_t sendCount, mimicDataType datatype,
                            mimicComm comm, mimicQueue queue) {
-  return submit({CollKind::AllGather, send, recv, sendCount, datatype, mimicSum, 0, comm, queue},
+  return submit({MIMIC_COLLECTIVE_ALL_GATHER, send, recv, sendCount, datatype, mimicSum, 0, comm, queue},
                 sendCount, sendCount * size_t(sizeOf(comm)), false, false);
 }
 
 mimicResult mimicReduceScatter(const void* send, void* recv, size_t recvCount,
                                mimicDataType datatype, mimicReduceOp op, mimicComm comm,
                                mimicQueue queue) {
-  return submit({CollKind::ReduceScatter, send, recv, recvCount, datatype, op, 0, comm, queue},
+  return submit({MIMIC_COLLECTIVE_REDUCE_SCATTER, send, recv, recvCount, datatype, op, 0, comm, queue},
                 recvCount * size_t(sizeOf(comm)), recvCount, true, false);
 }
 
@@ -116,7 +120,7 @@ mimicResult mimicAllToAll(const void* send, void* recv, size_t count, mimicDataT
                           mimicComm comm, mimicQueue queue) {
   if (send && send == recv) return fail(MIMIC_ERROR_INVALID_VALUE, "AllToAll cannot run in place");
   const size_t total = count * size_t(sizeOf(comm));
-  return submit({CollKind::AllToAll, send, recv, count, datatype, mimicSum, 0, comm, queue}, total,
+  return submit({MIMIC_COLLECTIVE_ALL_TO_ALL, send, recv, count, datatype, mimicSum, 0, comm, queue}, total,
                 total, false, false);
 }
 

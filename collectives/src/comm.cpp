@@ -6,47 +6,12 @@
 #include <string>
 
 #include "errors.h"
-#include "sim/isa/module_image.h"
 
 namespace mimic::coll {
 namespace {
 
-constexpr size_t kInitialScratch = size_t{1} << 20;
-
 std::mutex liveMutex;
 std::set<mimicComm> liveComms;  // handles are checked here so destroyed ones are reported
-
-mimicResult destroyRank(Rank& rank) {
-  if (rank.scratch) COLL_TRY(mimicMemFree(rank.scratch));
-  for (mimicEvent e : {rank.events.ready, rank.events.sent, rank.events.reduced, rank.events.done,
-                       rank.events.probe})
-    if (e) COLL_TRY(mimicEventDestroy(e));
-  if (rank.module) COLL_TRY(mimicModuleUnload(rank.module));
-  rank = Rank{};
-  return MIMIC_SUCCESS;
-}
-
-mimicResult initRank(Rank& rank, int device, int ranks) {
-  rank.device = device;
-  mimicDeviceProperties props{};
-  COLL_TRY(mimicDeviceGetProperties(device, &props));
-  rank.scratchpadBytes = props.scratchpadBytes;
-  const std::vector<uint8_t> image =
-      isa::encodeImage(buildCollectiveModule(props.scratchpadBytes, ranks));
-  COLL_TRY(mimicModuleLoad(device, image.data(), image.size(), &rank.module));
-  for (int t = 0; t < kNumDataTypes; ++t) {
-    for (int o = 0; o < 4; ++o) {
-      COLL_TRY(mimicModuleGetFunction(
-          rank.module, reduceKernelName(mimicDataType(t), mimicReduceOp(o)), &rank.reduce[t][o]));
-    }
-    COLL_TRY(
-        mimicModuleGetFunction(rank.module, scaleKernelName(mimicDataType(t)), &rank.scale[t]));
-  }
-  for (mimicEvent* e : {&rank.events.ready, &rank.events.sent, &rank.events.reduced,
-                        &rank.events.done, &rank.events.probe})
-    COLL_TRY(mimicEventCreate(device, MIMIC_EVENT_DISABLE_TIMING, e));
-  return ensureScratch(rank, kInitialScratch);
-}
 
 }  // namespace
 
@@ -54,16 +19,6 @@ mimicResult checkComm(mimicComm comm) {
   std::lock_guard<std::mutex> lock(liveMutex);
   if (!comm || !liveComms.count(comm))
     return fail(MIMIC_ERROR_INVALID_COMM, "comm is not a live communicator");
-  return MIMIC_SUCCESS;
-}
-
-mimicResult ensureScratch(Rank& rank, size_t bytes) {
-  if (rank.scratchBytes >= bytes) return MIMIC_SUCCESS;
-  if (rank.scratch) COLL_TRY(mimicMemFree(rank.scratch));
-  rank.scratch = nullptr;
-  rank.scratchBytes = 0;
-  COLL_TRY(mimicMemAlloc(rank.device, bytes, &rank.scratch));
-  rank.scratchBytes = bytes;
   return MIMIC_SUCCESS;
 }
 
@@ -92,14 +47,7 @@ mimicResult mimicCommInitAll(mimicComm* comms, int count, const int* devices) {
   }
   auto clique = std::make_shared<Clique>();
   clique->ranks.resize(count);
-  for (int i = 0; i < count; ++i) {
-    mimicResult result = initRank(clique->ranks[i], devices ? devices[i] : i, count);
-    if (result != MIMIC_SUCCESS) {
-      for (Rank& rank : clique->ranks) destroyRank(rank);
-      return result;
-    }
-  }
-  clique->live = count;
+  for (int i = 0; i < count; ++i) clique->ranks[i].device = devices ? devices[i] : i;
   std::lock_guard<std::mutex> lock(liveMutex);
   for (int i = 0; i < count; ++i) {
     comms[i] = new mimicComm_st{clique, i};
@@ -114,16 +62,7 @@ mimicResult mimicCommDestroy(mimicComm comm) {
     if (!comm || !liveComms.erase(comm))
       return fail(MIMIC_ERROR_INVALID_COMM, "comm is not a live communicator");
   }
-  std::shared_ptr<Clique> clique = std::move(comm->clique);
-  delete comm;
-  // A rank's scratch may still be read by a neighbour's copy, so the clique's device state is
-  // released only with its last communicator, after every device of it is idle.
-  if (--clique->live > 0) return MIMIC_SUCCESS;
-  for (Rank& r : clique->ranks) COLL_TRY(mimicDeviceSynchronize(r.device));
-  for (Rank& r : clique->ranks) {
-    mimicResult result = destroyRank(r);
-    if (result != MIMIC_SUCCESS) return result;
-  }
+  delete comm;  // the clique goes with its last communicator; queued work still completes
   return MIMIC_SUCCESS;
 }
 

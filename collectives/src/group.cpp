@@ -5,7 +5,6 @@
 #include <map>
 #include <string>
 
-#include "algorithms.h"
 #include "errors.h"
 
 namespace mimic::coll {
@@ -14,7 +13,7 @@ namespace {
 thread_local int depth = 0;
 thread_local std::vector<Call> pending;
 
-const char* kindName(CollKind kind) {
+const char* kindName(mimicCollectiveKind kind) {
   static const char* const kNames[] = {"AllReduce", "Broadcast",     "Reduce",
                                        "AllGather", "ReduceScatter", "AllToAll"};
   return kNames[int(kind)];
@@ -27,16 +26,16 @@ std::string difference(const Call& a, const Call& b) {
     return "count " + std::to_string(a.count) + " vs " + std::to_string(b.count);
   if (a.type != b.type)
     return "datatype " + std::to_string(a.type) + " vs " + std::to_string(b.type);
-  const bool reduces = a.kind == CollKind::AllReduce || a.kind == CollKind::Reduce ||
-                       a.kind == CollKind::ReduceScatter;
+  const bool reduces = a.kind == MIMIC_COLLECTIVE_ALL_REDUCE ||
+                       a.kind == MIMIC_COLLECTIVE_REDUCE || a.kind == MIMIC_COLLECTIVE_REDUCE_SCATTER;
   if (reduces && a.op != b.op) return "op " + std::to_string(a.op) + " vs " + std::to_string(b.op);
-  const bool rooted = a.kind == CollKind::Broadcast || a.kind == CollKind::Reduce;
+  const bool rooted = a.kind == MIMIC_COLLECTIVE_BROADCAST || a.kind == MIMIC_COLLECTIVE_REDUCE;
   if (rooted && a.root != b.root)
     return "root " + std::to_string(a.root) + " vs " + std::to_string(b.root);
   return "";
 }
 
-// Checks every clique's calls and builds their schedules' call lists, in call order.
+// Checks every clique's calls and lists each collective's calls by rank, in call order.
 mimicResult match(const std::vector<Call>& calls,
                   std::vector<std::pair<Clique*, std::vector<const Call*>>>& collectives) {
   std::map<Clique*, std::vector<std::vector<const Call*>>> byClique;
@@ -76,6 +75,25 @@ mimicResult match(const std::vector<Call>& calls,
   return MIMIC_SUCCESS;
 }
 
+// One collective of a clique: the driver moves the data and queues each rank's part.
+mimicResult launch(const Clique& clique, const std::vector<const Call*>& calls) {
+  const Call& first = *calls[0];
+  std::vector<int> devices;
+  std::vector<const void*> sends;
+  std::vector<void*> recvs;
+  std::vector<mimicQueue> queues;
+  for (size_t r = 0; r < calls.size(); ++r) {
+    devices.push_back(clique.ranks[r].device);
+    sends.push_back(calls[r]->send);
+    recvs.push_back(calls[r]->recv);
+    queues.push_back(calls[r]->queue);
+  }
+  const mimicCollectiveDesc desc{first.kind, first.count,      first.type,    first.op,
+                                 first.root, int(calls.size()), devices.data()};
+  COLL_TRY(mimicCollectiveLaunch(&desc, sends.data(), recvs.data(), queues.data(), nullptr));
+  return MIMIC_SUCCESS;
+}
+
 }  // namespace
 
 mimicResult enqueue(const Call& call) {
@@ -110,10 +128,7 @@ mimicResult mimicGroupEnd(void) {
   pending.clear();
   std::vector<std::pair<Clique*, std::vector<const Call*>>> collectives;
   COLL_CHECK(match(calls, collectives));
-  for (auto& [clique, ranks] : collectives) {
-    Schedule schedule(*clique, std::move(ranks));
-    COLL_CHECK(runCollective(schedule));
-  }
+  for (const auto& [clique, ranks] : collectives) COLL_CHECK(launch(*clique, ranks));
   return MIMIC_SUCCESS;
 }
 

@@ -88,6 +88,11 @@ mimicResult mimicDeviceGetProperties(int device, mimicDeviceProperties* props) {
     p.hostSubmitNs = c.hostClock.submitNs;
     p.hostSyncNs = c.hostClock.syncNs;
     p.matrixClockMHz = c.costs.matrixClockGHz * 1000;
+    p.nodes = c.network.nodes;
+    p.devicesPerNode = c.numDevices / c.network.nodes;
+    p.nicBandwidthGBps = c.network.nodes > 1 ? c.network.nicGBps : 0;
+    p.nicEfficiency = c.network.efficiency;
+    p.networkLatencyNs = c.network.latencyNs;
     *props = p;
     return MIMIC_SUCCESS;
   });

@@ -43,6 +43,15 @@ mimicResult mimicQueueDestroy(mimicQueue queue) {
          });
 }
 
+mimicResult mimicQueueGetDevice(mimicQueue queue, int* device) {
+  return guarded(__func__, [&](Runtime& rt) {
+    requireNotNull(device, "device");
+    if (!queue) fail(MIMIC_ERROR_INVALID_QUEUE, "NULL is every device's default queue");
+    *device = rt.queue(queue, kDefaultQueueDevice)->device;
+    return MIMIC_SUCCESS;
+  });
+}
+
 mimicResult mimicQueueQuery(mimicQueue queue) {
   RecordedCall call(CallId::QueueQuery, {queue});
   return call.result = guarded(__func__, [&](Runtime& rt) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "call_recorder.h"
+#include "sim/collective/runner.h"
 #include "sim/device.h"
 #include "sim/params.h"
 #include "sim/preset.h"
@@ -266,6 +267,8 @@ mimicActivityKind activityKind(const sim::Command& cmd) {
       return MIMIC_ACTIVITY_EVENT_WAIT;
     case sim::CommandKind::Kernel:
       return MIMIC_ACTIVITY_KERNEL;
+    case sim::CommandKind::Collective:
+      return MIMIC_ACTIVITY_COLLECTIVE;
     case sim::CommandKind::EventRecord:
     case sim::CommandKind::Fault:
       break;
@@ -301,6 +304,10 @@ mimicActivity commandActivity(const QueueState& queue, const sim::Command& cmd) 
     if (cmd.transfer == sim::TransferKind::Peer) {
       a.peerDevice = cmd.srcDevice == queue.device ? cmd.dstDevice : cmd.srcDevice;
     }
+  }
+  if (cmd.kind == sim::CommandKind::Collective) {
+    a.bytes = cmd.bytes;
+    std::strncpy(a.name, cmd.collective->label.c_str(), sizeof a.name - 1);
   }
   return a;
 }

@@ -2,28 +2,27 @@
  * mimic collectives: a single-process communicator in the style of NCCL, built only on the
  * driver API (mimic.h). One host thread drives every device of a communicator clique.
  *
- * A collective runs as commands on the queues the caller passes: peer copies over the
- * modelled device links (mimicMemcpyPeerAsync), a reduction kernel, and driver events that
- * order one rank's queue after its neighbour's. Calls return before the work is done; a
- * collective on a queue starts after all earlier work on that queue and later work on the
- * queue waits for it, as for any other command.
+ * A collective is one driver call (mimicCollectiveLaunch) for all ranks: the data moves when
+ * the group ends, and each rank's queue gets one command that holds it until the collective
+ * has ended in simulated time. Calls return before the work is done; a collective on a queue
+ * starts after all earlier work on that queue, once every rank's queue has reached it, and
+ * later work on the queue waits for it, as for any other command.
  *
  * Groups: a communicator of more than one rank must have the call of every rank issued between
  * mimicGroupStart and mimicGroupEnd, by the same host thread (groups are per thread). The calls
- * only check their own arguments; mimicGroupEnd checks that the ranks agree and schedules the
- * whole collective. Calls on a communicator of size 1 may also be made outside a group.
+ * only check their own arguments; mimicGroupEnd checks that the ranks agree and launches the
+ * whole collective.
  *
- * Algorithms (MIMIC_COLL_ALGO=ring|tree overrides the choice for AllReduce):
- *   AllReduce      ring (reduce-scatter then allgather, 2(n-1) steps of count/n elements) on
- *                  one or two ranks, or from n x MIMIC_COLL_TREE_BYTES_PER_RANK bytes on; else
- *                  binary tree (reduce to rank 0, then broadcast: about 2 log2(n) steps of the
- *                  whole message, which wins while per-step latency dominates).
- *   AllGather, ReduceScatter   ring, n-1 steps.
- *   Broadcast, Reduce          binary tree rooted at `root`.
- *   AllToAll       direct copies from every rank to every other.
- * Reductions: the element type's own arithmetic (f16 and bf16 compute each a op b in f32 and
- * round once to the type, as the device's vector unit does). Integers wrap. Avg is the sum
- * divided by the rank count, in the element type (integers truncate toward zero).
+ * Algorithms and protocols are the driver's collective model's (sim/collective): ring, tree,
+ * direct (one step: everyone sends each peer what it needs; AllToAll always runs so),
+ * two_shot, nvls (in-switch reduction), hierarchical (across nodes), with the simple, ll128 and
+ * ll protocols, chosen per call by size from the preset as NCCL's tuner does, among the ones
+ * the preset's coll.algorithms offers. MIMIC_COLL_ALGO and MIMIC_COLL_PROTO force a choice;
+ * one that does not exist, or cannot run the collective, fails mimicGroupEnd.
+ * Reductions: the element type's own arithmetic, over the ranks in rank order (f16 and bf16
+ * compute each a op b in f32 and round once to the type, as the device's vector unit does).
+ * Integers wrap. Avg is the sum divided by the rank count, in the element type (integers
+ * truncate toward zero).
  *
  * Result codes: besides those listed with each function, every function can return
  * MIMIC_ERROR_NOT_INITIALIZED (mimicInit has not succeeded). Functions that queue work can
@@ -51,30 +50,9 @@ extern "C" {
 #define MIMIC_ERROR_GROUP_MISMATCH ((mimicResult)806)    /* the ranks of a group disagree */
 #define MIMIC_ERROR_GROUP_INCOMPLETE ((mimicResult)807)  /* not every rank called */
 
-/* An AllReduce on n > 2 ranks uses the ring from n x this many bytes on, the tree below. The
- * crossovers measured on the default preset are about 48 KiB for n = 4 and 200 KiB for n = 8
- * (12 KiB for n = 4 on tiny); on two ranks the ring (two steps of half the message) always
- * wins. */
-#define MIMIC_COLL_TREE_BYTES_PER_RANK ((size_t)16 * 1024)
-
 typedef struct mimicComm_st* mimicComm;
 
-typedef enum mimicDataType {
-  mimicFloat32 = 0,
-  mimicFloat16 = 1,
-  mimicBfloat16 = 2,
-  mimicInt32 = 3,
-  mimicInt64 = 4,
-  mimicUint8 = 5
-} mimicDataType;
-
-typedef enum mimicReduceOp {
-  mimicSum = 0,
-  mimicProd = 1,
-  mimicMin = 2,
-  mimicMax = 3,
-  mimicAvg = 4
-} mimicReduceOp;
+/* mimicDataType and mimicReduceOp are the driver's (mimic.h). */
 
 /* "MIMIC_ERROR_GROUP_MISMATCH" and so on for the collectives codes; mimicGetErrorName's answer
  * for every other code. Never fails. */
@@ -84,12 +62,11 @@ const char* mimicCollGetErrorName(mimicResult result);
 mimicResult mimicCollGetErrorDetail(const char** detail);
 
 /* Creates one communicator per device: comms[i] is rank i on devices[i] (devices NULL: device
- * i). Allocates each rank's scratch memory and loads the reduction kernels on every device.
- * Returns MIMIC_ERROR_NULL_POINTER (comms), MIMIC_ERROR_INVALID_VALUE (count < 1, or a device
- * listed twice), MIMIC_ERROR_INVALID_DEVICE, MIMIC_ERROR_OUT_OF_MEMORY, a sticky error. */
+ * i). Returns MIMIC_ERROR_NULL_POINTER (comms), MIMIC_ERROR_INVALID_VALUE (count < 1, or a
+ * device listed twice), MIMIC_ERROR_INVALID_DEVICE. */
 mimicResult mimicCommInitAll(mimicComm* comms, int count, const int* devices);
-/* Destroys one rank's communicator after the work queued on it has completed; the clique's
- * shared state goes with its last rank. Returns MIMIC_ERROR_INVALID_COMM, a sticky error. */
+/* Destroys one rank's communicator; work queued with it still completes. Returns
+ * MIMIC_ERROR_INVALID_COMM. */
 mimicResult mimicCommDestroy(mimicComm comm);
 /* Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_COMM. */
 mimicResult mimicCommGetRank(mimicComm comm, int* rank);
@@ -103,7 +80,7 @@ mimicResult mimicGroupStart(void);
  * Returns MIMIC_ERROR_GROUP_NOT_STARTED, MIMIC_ERROR_GROUP_MISMATCH (ranks of one clique
  * called different collectives, or with different count, datatype, op or root; the detail
  * names the ranks), MIMIC_ERROR_GROUP_INCOMPLETE (a rank of a clique did not call; the detail
- * names it), MIMIC_ERROR_OUT_OF_MEMORY (scratch), the codes of the queued driver calls. */
+ * names it), the codes of mimicCollectiveLaunch (MIMIC_ERROR_UNKNOWN_COLLECTIVE_CHOICE, ...). */
 mimicResult mimicGroupEnd(void);
 
 /* The argument checks shared by every collective below. Each returns:
@@ -136,7 +113,7 @@ mimicResult mimicReduceScatter(const void* send, void* recv, size_t recvCount,
                                mimicQueue queue);
 
 /* recv[q * count ...] of rank r = send[r * count ...] of rank q; send and recv hold size x count
- * elements each. Not in place: send == recv returns MIMIC_ERROR_INVALID_VALUE. Each rank copies
+ * elements each. Not in place: send == recv returns MIMIC_ERROR_INVALID_VALUE. Each rank sends
  * its blocks straight to their owners (over several hops where the topology needs them). */
 mimicResult mimicAllToAll(const void* send, void* recv, size_t count, mimicDataType datatype,
                           mimicComm comm, mimicQueue queue);

@@ -52,6 +52,9 @@ typedef enum mimicResult {
   MIMIC_ERROR_INVALID_EVENT = 206, /* not an event handle, or a destroyed one */
   MIMIC_ERROR_WRONG_DEVICE = 207,  /* queue, event or pointer belongs to another device */
   MIMIC_ERROR_NOT_PERMITTED = 208, /* the call is not allowed from this context */
+  MIMIC_ERROR_UNKNOWN_COLLECTIVE_CHOICE = 209, /* MIMIC_COLL_ALGO or _PROTO names no such thing */
+  MIMIC_ERROR_UNSUPPORTED_COLLECTIVE_CHOICE = 210, /* the forced algorithm or protocol cannot
+                                                      run that collective on this system */
 
   /* Memory */
   MIMIC_ERROR_OUT_OF_MEMORY = 300,          /* the device has no free block that large */
@@ -177,6 +180,13 @@ typedef struct mimicDeviceProperties {
   uint64_t hostSubmitNs;      /* host time to submit one command */
   uint64_t hostSyncNs;        /* from a completion until the host thread waiting on it runs */
   double matrixClockMHz;      /* the clock the matrix pipe sustains (matrix peaks use it) */
+  /* Scale-out (network.*): devices d of the system are on node d / devicesPerNode; each has a
+   * NIC of nicBandwidthGBps per direction (1 node: no NIC). */
+  int nodes;
+  int devicesPerNode;
+  double nicBandwidthGBps;
+  double nicEfficiency;
+  uint64_t networkLatencyNs;
 } mimicDeviceProperties;
 
 /* Returns MIMIC_ERROR_NULL_POINTER. */
@@ -284,6 +294,10 @@ mimicResult mimicQueueCreate(int device, unsigned flags, int priority, mimicQueu
 /* Destroys a queue; work already queued still completes. The default queue (NULL) cannot be
  * destroyed. Returns MIMIC_ERROR_INVALID_QUEUE. */
 mimicResult mimicQueueDestroy(mimicQueue queue);
+/* *device: the device the queue belongs to. NULL names every device's default queue, so it
+ * has no one device. Returns MIMIC_ERROR_NULL_POINTER (device), MIMIC_ERROR_INVALID_QUEUE
+ * (NULL, not a queue handle, or destroyed). */
+mimicResult mimicQueueGetDevice(mimicQueue queue, int* device);
 /* MIMIC_SUCCESS if all work queued so far has completed, else MIMIC_NOT_READY. Each query
  * advances the host's simulated clock by the preset's host.poll_ns, so polling terminates.
  * Returns MIMIC_ERROR_INVALID_QUEUE, a sticky error. */
@@ -451,6 +465,89 @@ mimicResult mimicPresetGetName(int index, const char** name);
  * mimicGetErrorDetail names the preset or the field. */
 mimicResult mimicPresetDescribe(const char* preset, const char* overrides, mimicPresetParam* params,
                                 int capacity, int* count);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Collectives: the device side of a collective across several queues                       */
+/*
+ * A collective here is one command on each rank's queue. Its data moves when it is launched
+ * (submission order, as for copies); its simulated time comes from the collective model of
+ * sim/collective: an algorithm (ring, tree, direct, two_shot, nvls, hierarchical) and a
+ * protocol (simple, ll128, ll) chosen by size as NCCL's tuner does, run as steps of transfers
+ * over the device links, NICs and HBM, shared with all other traffic. Each rank's command holds
+ * its queue from when the queue reaches it until the collective ends; the collective starts
+ * when every rank's queue has reached it. MIMIC_COLL_ALGO and MIMIC_COLL_PROTO (read at each
+ * call) force an algorithm or a protocol.
+ * mimic_collectives.h builds an NCCL-style communicator on these two functions. */
+
+typedef enum mimicDataType {
+  mimicFloat32 = 0,
+  mimicFloat16 = 1,
+  mimicBfloat16 = 2,
+  mimicInt32 = 3,
+  mimicInt64 = 4,
+  mimicUint8 = 5
+} mimicDataType;
+
+typedef enum mimicReduceOp {
+  mimicSum = 0,
+  mimicProd = 1,
+  mimicMin = 2,
+  mimicMax = 3,
+  mimicAvg = 4
+} mimicReduceOp;
+
+typedef enum mimicCollectiveKind {
+  MIMIC_COLLECTIVE_ALL_REDUCE = 0,
+  MIMIC_COLLECTIVE_BROADCAST = 1,
+  MIMIC_COLLECTIVE_REDUCE = 2,
+  MIMIC_COLLECTIVE_ALL_GATHER = 3,
+  MIMIC_COLLECTIVE_REDUCE_SCATTER = 4,
+  MIMIC_COLLECTIVE_ALL_TO_ALL = 5
+} mimicCollectiveKind;
+
+typedef struct mimicCollectiveDesc {
+  mimicCollectiveKind kind;
+  /* Elements per rank as NCCL counts them: the buffer (AllReduce, Broadcast, Reduce), one
+   * rank's send (AllGather) or receive (ReduceScatter) part, one block (AllToAll). */
+  size_t count;
+  mimicDataType datatype;
+  mimicReduceOp op; /* AllReduce, Reduce, ReduceScatter */
+  int root;         /* Broadcast, Reduce */
+  int numRanks;
+  const int* devices; /* numRanks devices, each at most once: rank r runs on devices[r] */
+} mimicCollectiveDesc;
+
+typedef struct mimicCollectivePlan {
+  char algorithm[16];
+  char protocol[16];
+  int channels;
+  int steps;
+  uint64_t estimateNs; /* its simulated time with nothing else on its links and HBM */
+  uint64_t bytes;      /* its size as nccl-tests counts it */
+} mimicCollectivePlan;
+
+/* How the collective would run if launched now, and its time on otherwise idle resources.
+ * Returns MIMIC_ERROR_NULL_POINTER (desc, desc->devices, plan), MIMIC_ERROR_INVALID_VALUE
+ * (kind, datatype or op out of range, numRanks < 1, a device listed twice, root outside
+ * 0..numRanks-1), MIMIC_ERROR_INVALID_SIZE (count 0), MIMIC_ERROR_INVALID_DEVICE,
+ * MIMIC_ERROR_UNKNOWN_COLLECTIVE_CHOICE, MIMIC_ERROR_UNSUPPORTED_COLLECTIVE_CHOICE. */
+mimicResult mimicCollectiveGetPlan(const mimicCollectiveDesc* desc, mimicCollectivePlan* plan);
+
+/* Moves the collective's data and queues rank r's part on queues[r] (a queue of
+ * desc->devices[r]; NULL: its default queue). sends[r] and recvs[r] are rank r's buffers:
+ * count elements (AllGather: recv holds numRanks x count; ReduceScatter: send does; AllToAll:
+ * both). They may be the same buffer (in place; for AllGather send may be the rank's slice of
+ * recv, for ReduceScatter recv the rank's slice of send). Broadcast reads send on the root
+ * only and Reduce writes recv on the root only (the others may be NULL). f16 and bf16 reduce
+ * pairwise in f32 with one rounding per step, in rank order; integers wrap; Avg divides the
+ * sum by numRanks in the element type. If plan is not NULL it receives the plan that runs.
+ * Returns the codes of mimicCollectiveGetPlan, MIMIC_ERROR_NULL_POINTER (sends, recvs or
+ * queues, or a buffer the collective needs), MIMIC_ERROR_INVALID_DEVICE_POINTER,
+ * MIMIC_ERROR_OUT_OF_BOUNDS, MIMIC_ERROR_WRONG_DEVICE (a buffer or queue not on its rank's
+ * device), MIMIC_ERROR_INVALID_QUEUE, a sticky error of a rank's device. */
+mimicResult mimicCollectiveLaunch(const mimicCollectiveDesc* desc, const void* const* sends,
+                                  void* const* recvs, const mimicQueue* queues,
+                                  mimicCollectivePlan* plan);
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,8 @@ typedef enum mimicActivityKind {
   MIMIC_ACTIVITY_RANGE = 7,       /* mimicQueueBeginRange .. mimicQueueEndRange */
   MIMIC_ACTIVITY_SYNCHRONIZE = 8, /* the host waited; start and end are host times */
   MIMIC_ACTIVITY_ALLOC = 9,       /* device memory; start = end = host time */
-  MIMIC_ACTIVITY_FREE = 10
+  MIMIC_ACTIVITY_FREE = 10,
+  MIMIC_ACTIVITY_COLLECTIVE = 11 /* one rank's part of a collective; name: kind algorithm/proto */
 } mimicActivityKind;
 
 typedef enum mimicCopyKind {

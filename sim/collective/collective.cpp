@@ -1,0 +1,16 @@
+#include "sim/collective/collective.h"
+
+namespace mimic::sim::coll {
+
+const char* kindName(CollectiveKind kind) {
+  static const char* const kNames[] = {"AllReduce", "Broadcast",     "Reduce",
+                                       "AllGather", "ReduceScatter", "AllToAll"};
+  return kNames[int(kind)];
+}
+
+bool reduces(CollectiveKind kind) {
+  return kind == CollectiveKind::AllReduce || kind == CollectiveKind::Reduce ||
+         kind == CollectiveKind::ReduceScatter;
+}
+
+}  // namespace mimic::sim::coll
