@@ -7,12 +7,13 @@
 //   mimic-probe peer bytes=N [iterations=N]                  device 0 to device 1
 //   mimic-probe launch measure=launch_sync|launch_event [iterations=N]
 //   mimic-probe allreduce|allgather|reducescatter bytes=N devices=N [nodes=1] [iterations=N]
+//                [algo=NAME] [proto=NAME]   (MIMIC_COLL_ALGO / _PROTO, as NCCL_ALGO / _PROTO)
 //                (devices / nodes devices on each of the first `nodes` nodes)
 //
 // Every workload runs once untimed first (module load, scratch growth, engine set-up), then
-// `iterations` times back to back (default: 1 for copies, 100 for launches, 16 MiB / bytes
-// within 1..20 for collectives, as bench_collectives); sim_ns is the simulated time per
-// iteration:
+// `iterations` times back to back (default: 1 for copies, 100 for launches, 256 MiB / bytes
+// within 2..20 for collectives, so that the host's launch of the first one weighs little, as
+// nccl-tests' 20 timed iterations); sim_ns is the simulated time per iteration:
 //   copies       event to event on the copying queue around the copies;
 //   launch_sync  host time (mimicGetSimTime) from before an empty kernel's launch to the return
 //                of mimicQueueSynchronize, as cudaLaunchKernel + cudaStreamSynchronize costs;
@@ -22,7 +23,9 @@
 //                as nccl-tests times them (f32 sum, in place; bytes is nccl-tests' size: the
 //                whole buffer of AllReduce, AllGather's output, ReduceScatter's input).
 // Output: {"kind": ..., "sim_ns": ..., "iterations": N, "bytes": B, "bus_bytes": B'} where
-// bus_bytes / sim_ns is nccl-tests' busbw in GB/s (bytes for the other kinds). A usage error
+// bus_bytes / sim_ns is nccl-tests' busbw in GB/s (bytes for the other kinds). "estimated":
+// true when a collective's data would not fit in host memory, so sim_ns is the collective
+// model's estimate of it alone on the system (mimicCollectiveGetPlan). A usage error
 // exits 2, a failed workload 1, each with one line on stderr.
 #include <unistd.h>
 
@@ -80,6 +83,7 @@ struct Result {
   uint64_t iterations = 1;
   uint64_t bytes = 0;
   double busBytes = 0;
+  bool estimated = false;  // the collective model's plan estimate: the data would not fit
 };
 
 void collCheck(mimicResult r, const char* call) {
@@ -112,9 +116,14 @@ int deviceCount() {
 // The simulated devices keep their data in host memory. A workload that needs more than most
 // of it would be killed by the host (or starve everything else on it), so it fails with the
 // reason instead; total memory, not free memory, so that the outcome does not vary by moment.
+bool fitsInHostMemory(double bytes) {
+  const double total = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  return bytes <= 0.75 * total;
+}
+
 void requireHostMemory(double bytes, const std::string& what) {
   const double total = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
-  if (bytes > 0.75 * total) {
+  if (!fitsInHostMemory(bytes)) {
     char text[160];
     std::snprintf(text, sizeof text,
                   "needs about %.1f GiB of host memory for %s; this host has %.1f GiB",
@@ -283,9 +292,25 @@ Result collective(const Workload& w, Collective kind) {
   }
   // nccl-tests times back-to-back calls; larger messages need fewer for a stable figure.
   r.iterations =
-      w.number("iterations", std::clamp<uint64_t>((uint64_t{16} << 20) / r.bytes, 1, 20));
-  // Each rank's buffer, and scratch space of up to as much again.
-  requireHostMemory(2.0 * n * double(r.bytes), "the data of " + std::to_string(n) + " devices");
+      w.number("iterations", std::clamp<uint64_t>((uint64_t{256} << 20) / r.bytes, 2, 20));
+  const double factor = (kind == Collective::AllReduce ? 2.0 : 1.0) * (n - 1) / n;
+  r.busBytes = double(r.bytes) * factor;
+  // Each rank's buffer, and the driver's scratch of as much again. When that does not fit,
+  // the collective model's own estimate of a lone collective (mimicCollectiveGetPlan) stands
+  // in for the run, and the output says so.
+  if (!fitsInHostMemory(2.0 * n * double(r.bytes))) {
+    static const mimicCollectiveKind kKinds[] = {MIMIC_COLLECTIVE_ALL_REDUCE,
+                                                 MIMIC_COLLECTIVE_ALL_GATHER,
+                                                 MIMIC_COLLECTIVE_REDUCE_SCATTER};
+    const mimicCollectiveDesc desc{kKinds[int(kind)], split ? part : count, mimicFloat32,
+                                   mimicSum, 0, n, devices.data()};
+    mimicCollectivePlan plan{};
+    MIMIC_CHECK(mimicCollectiveGetPlan(&desc, &plan));
+    r.totalNs = plan.estimateNs;
+    r.iterations = 1;
+    r.estimated = true;
+    return r;
+  }
   std::vector<mimicComm> comms(n);
   COLL_CHECK(mimicCommInitAll(comms.data(), n, devices.data()));
   std::vector<std::unique_ptr<Timeline>> ranks;
@@ -326,8 +351,6 @@ Result collective(const Workload& w, Collective kind) {
     last = std::max(last, timestamp(rank->end));
   }
   r.totalNs = last - first;
-  const double factor = (kind == Collective::AllReduce ? 2.0 : 1.0) * (n - 1) / n;
-  r.busBytes = double(r.bytes) * factor;
   for (mimicComm comm : comms) COLL_CHECK(mimicCommDestroy(comm));
   return r;
 }
@@ -343,7 +366,8 @@ Result run(const Workload& w) {
                    "' (known: h2d, d2h, peer, launch, allreduce, allgather, reducescatter)");
 }
 
-const char* const kKeys[] = {"bytes", "pinned", "measure", "iterations", "devices", "nodes"};
+const char* const kKeys[] = {"bytes",   "pinned", "measure", "iterations",
+                             "devices", "nodes",  "algo",    "proto"};
 
 Workload parseArgs(int argc, char** argv) {
   if (argc < 2) throw UsageError("no workload given");
@@ -356,7 +380,7 @@ Workload parseArgs(int argc, char** argv) {
     if (eq == std::string::npos ||
         std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
       throw UsageError("'" + arg + "' is not one of bytes=, pinned=, measure=, iterations=, " +
-                       "devices=, nodes=");
+                       "devices=, nodes=, algo=, proto=");
     }
     w.args[key] = arg.substr(eq + 1);
   }
@@ -369,12 +393,15 @@ int main(int argc, char** argv) {
   Workload w;
   try {
     w = parseArgs(argc, argv);
+    // A row measured with NCCL_ALGO / NCCL_PROTO set forces the same choice here.
+    if (w.has("algo")) setenv("MIMIC_COLL_ALGO", w.args.at("algo").c_str(), 1);
+    if (w.has("proto")) setenv("MIMIC_COLL_PROTO", w.args.at("proto").c_str(), 1);
     MIMIC_CHECK(mimicInit(0));
     const Result r = run(w);
     std::printf("{\"kind\": \"%s\", \"sim_ns\": %.3f, \"iterations\": %" PRIu64
-                ", \"bytes\": %" PRIu64 ", \"bus_bytes\": %.3f}\n",
+                ", \"bytes\": %" PRIu64 ", \"bus_bytes\": %.3f, \"estimated\": %s}\n",
                 w.kind.c_str(), double(r.totalNs) / double(r.iterations), r.iterations, r.bytes,
-                r.busBytes);
+                r.busBytes, r.estimated ? "true" : "false");
     return 0;
   } catch (const UsageError& e) {
     std::fprintf(stderr,

@@ -45,10 +45,17 @@ class Field:
         return None
 
 
+COLLECTIVE_ALGORITHMS = ("ring", "tree", "direct", "two_shot", "nvls", "hierarchical")
+COLLECTIVE_PROTOCOLS = ("simple", "ll128", "ll")
+
+
 def _collective_fields():
+    """algo / proto: the row was measured with NCCL_ALGO / NCCL_PROTO forcing that choice."""
     return {"bytes": Field("int"), "devices": Field("int", minimum=2),
             "nodes": Field("int", required=False),
-            "iterations": Field("int", required=False)}
+            "iterations": Field("int", required=False),
+            "algo": Field("choice", COLLECTIVE_ALGORITHMS, required=False),
+            "proto": Field("choice", COLLECTIVE_PROTOCOLS, required=False)}
 
 
 # kind -> (runner, the work its throughput counts, its fields). Runner "torch" runs in a Python

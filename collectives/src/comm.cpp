@@ -15,6 +15,12 @@ std::set<mimicComm> liveComms;  // handles are checked here so destroyed ones ar
 
 }  // namespace
 
+Clique::~Clique() {
+  for (Rank& r : ranks) {
+    if (r.previous) mimicEventDestroy(r.previous);
+  }
+}
+
 mimicResult checkComm(mimicComm comm) {
   std::lock_guard<std::mutex> lock(liveMutex);
   if (!comm || !liveComms.count(comm))
@@ -47,7 +53,11 @@ mimicResult mimicCommInitAll(mimicComm* comms, int count, const int* devices) {
   }
   auto clique = std::make_shared<Clique>();
   clique->ranks.resize(count);
-  for (int i = 0; i < count; ++i) clique->ranks[i].device = devices ? devices[i] : i;
+  for (int i = 0; i < count; ++i) {
+    Rank& rank = clique->ranks[i];
+    rank.device = devices ? devices[i] : i;
+    COLL_TRY(mimicEventCreate(rank.device, MIMIC_EVENT_DISABLE_TIMING, &rank.previous));
+  }
   std::lock_guard<std::mutex> lock(liveMutex);
   for (int i = 0; i < count; ++i) {
     comms[i] = new mimicComm_st{clique, i};

@@ -10,10 +10,17 @@ namespace mimic::coll {
 
 struct Rank {
   int device = 0;
+  // The queue of the rank's latest collective, and an event to order the next one after it
+  // when that one comes on another queue (collectives of one rank never overlap, as NCCL's
+  // on one communicator).
+  mimicQueue lastQueue = nullptr;
+  bool launched = false;
+  mimicEvent previous = nullptr;
 };
 
 struct Clique {
   std::vector<Rank> ranks;
+  ~Clique();
 };
 
 }  // namespace mimic::coll

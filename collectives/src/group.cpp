@@ -75,14 +75,30 @@ mimicResult match(const std::vector<Call>& calls,
   return MIMIC_SUCCESS;
 }
 
+// A rank's collective on another queue than its previous one waits for that one first.
+mimicResult orderAfterPrevious(Rank& rank, mimicQueue queue) {
+  if (rank.launched && rank.lastQueue != queue) {
+    const mimicResult recorded = mimicEventRecord(rank.previous, rank.lastQueue);
+    // A destroyed queue has nothing left to wait for (its work still completes on its own).
+    if (recorded != MIMIC_ERROR_INVALID_QUEUE) {
+      COLL_TRY(recorded);
+      COLL_TRY(mimicQueueWaitEvent(queue, rank.previous));
+    }
+  }
+  rank.lastQueue = queue;
+  rank.launched = true;
+  return MIMIC_SUCCESS;
+}
+
 // One collective of a clique: the driver moves the data and queues each rank's part.
-mimicResult launch(const Clique& clique, const std::vector<const Call*>& calls) {
+mimicResult launch(Clique& clique, const std::vector<const Call*>& calls) {
   const Call& first = *calls[0];
   std::vector<int> devices;
   std::vector<const void*> sends;
   std::vector<void*> recvs;
   std::vector<mimicQueue> queues;
   for (size_t r = 0; r < calls.size(); ++r) {
+    COLL_CHECK(orderAfterPrevious(clique.ranks[r], calls[r]->queue));
     devices.push_back(clique.ranks[r].device);
     sends.push_back(calls[r]->send);
     recvs.push_back(calls[r]->recv);

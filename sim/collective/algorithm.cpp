@@ -28,6 +28,24 @@ std::string algorithmNames() {
   return names;
 }
 
+namespace {
+
+// Walecki's decomposition of the complete graph on an even n >= 4 into n/2 - 1 Hamiltonian
+// cycles (and a perfect matching, left unused): positions 0..n-2 on a circle and n-1 in the
+// middle; cycle i runs n-1, i, i+1, i-1, i+2, i-2, ... around the circle and back to the middle.
+// Used in both directions, the rings cover all links but the matching's.
+std::vector<int> waleckiCycle(int n, int i) {
+  const int m = n - 1;
+  std::vector<int> cycle{m};
+  for (int k = 0; k < m; ++k) {
+    const int offset = k % 2 == 1 ? (k + 1) / 2 : -(k / 2);
+    cycle.push_back(((i + offset) % m + m) % m);
+  }
+  return cycle;
+}
+
+}  // namespace
+
 std::vector<int> ringOrder(const CollectiveRequest& request, const CollectiveTopology& topology,
                            int c) {
   const int n = request.ranks();
@@ -38,6 +56,12 @@ std::vector<int> ringOrder(const CollectiveRequest& request, const CollectiveTop
   const bool oneNode = topology.nodeOf(request.devices[byDevice.front()]) ==
                        topology.nodeOf(request.devices[byDevice.back()]);
   std::vector<int> order;
+  if (oneNode && topology.intraNode == "full_mesh" && n >= 4 && n % 2 == 0) {
+    const int cycles = n / 2 - 1;
+    for (int position : waleckiCycle(n, (c / 2) % cycles)) order.push_back(byDevice[position]);
+    if (c % 2 == 1) std::reverse(order.begin(), order.end());
+    return order;
+  }
   if (oneNode && topology.intraNode == "full_mesh") {
     std::vector<int> strides;
     for (int s = 1; s < n; ++s) {

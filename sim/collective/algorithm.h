@@ -52,9 +52,10 @@ const Algorithm& hierarchicalAlgorithm();
 
 // Building blocks the algorithms share.
 // Ranks in ring order for channel `c`: node by node, each node's ranks in device order rotated
-// by c (so that the channels of a multi-node ring leave each node through different NICs),
-// and on a one-node full mesh stepping by a stride coprime with the rank count (so that the
-// channels use different links).
+// by c (so that the channels of a multi-node ring leave each node through different NICs); on a
+// one-node full mesh, edge-disjoint Hamiltonian rings (Walecki's, both directions, for an even
+// rank count; else steps by strides coprime with it), so that the channels use different links
+// as RCCL's rings over MI300X's seven xGMI links do.
 std::vector<int> ringOrder(const CollectiveRequest& request, const CollectiveTopology& topology,
                            int c);
 // Appends transfers moving `bytes` from rank `from` to rank `to`, split over `channels`.
@@ -62,7 +63,8 @@ void addSplit(Step& step, const CollectiveRequest& request, int from, int to, ui
               int channels, bool reduce);
 // Why the direct algorithms cannot run `request` ("" if they can): they need one node whose
 // devices reach each other in one hop.
-std::string directUnsupported(const CollectiveRequest& request, const CollectiveTopology& topology);
+std::string directUnsupported(const CollectiveRequest& request, const CollectiveTopology& topology,
+                              const CollectiveConfig& config);
 // One step in which every rank (or only rank `from`, or only to rank `to`, when >= 0) sends
 // `bytes` to every other rank, each peer on a channel of its own.
 Step directStep(const BuildContext& x, uint64_t bytes, bool reduce, int from, int to);

@@ -93,6 +93,12 @@ CollectiveConfig CollectiveConfig::read(ParamReader& params) {
       "coll.switch_reduce_efficiency", 0,
       "the share of the link rate in-switch reduction (NVLS) reaches; 0: the switch cannot "
       "reduce");
+  c.switchReduceNs = params.size("coll.switch_reduce_ns", 0,
+                                 "an in-switch reduction's own latency (its multicast barriers "
+                                 "across every device), ns");
+  c.directMaxBytes = params.size("coll.direct_max_bytes", 0,
+                                 "the largest message the library sends with its direct and "
+                                 "two-shot kernels, bytes (0: any)");
   requirePositive("coll.max_channels", c.maxChannels);
   requirePositive("coll.chunk_bytes", double(c.chunkBytes));
   if (c.switchReduceEfficiency < 0 || c.switchReduceEfficiency > 1) {

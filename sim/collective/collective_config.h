@@ -25,6 +25,8 @@ struct CollectiveConfig {
   uint64_t channelMinBytes = 0;  // a message gets one channel per this many bytes
   uint64_t chunkBytes = 0;       // pipelining unit of trees and chains
   double switchReduceEfficiency = 0;  // in-switch reduction's share of the link rate; 0: none
+  uint64_t switchReduceNs = 0;        // an in-switch reduction's barriers
+  uint64_t directMaxBytes = 0;        // direct and two-shot only up to this size; 0: any
 
   uint64_t stepNsOf(const Protocol& protocol) const;
   // Whether channels have a copy rate of their own (coll.simple.channel_gbps > 0); a

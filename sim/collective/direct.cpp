@@ -7,8 +7,13 @@
 
 namespace mimic::sim::coll {
 
-std::string directUnsupported(const CollectiveRequest& request, const CollectiveTopology& topology) {
+std::string directUnsupported(const CollectiveRequest& request, const CollectiveTopology& topology,
+                              const CollectiveConfig& config) {
   if (topology.intraNode == "ring") return "the devices are on a ring, not a full mesh or switch";
+  if (config.directMaxBytes > 0 && request.bytes > config.directMaxBytes) {
+    return "the library sends more than coll.direct_max_bytes = " +
+           std::to_string(config.directMaxBytes) + " otherwise";
+  }
   for (int device : request.devices) {
     if (topology.nodeOf(device) != topology.nodeOf(request.devices[0])) {
       return "its ranks span nodes";
@@ -38,9 +43,9 @@ class Direct final : public Algorithm {
   const char* name() const override { return "direct"; }
 
   std::string unsupported(const CollectiveRequest& request, const CollectiveTopology& topology,
-                          const CollectiveConfig&) const override {
+                          const CollectiveConfig& config) const override {
     if (request.kind == CollectiveKind::AllToAll) return "";
-    return directUnsupported(request, topology);
+    return directUnsupported(request, topology, config);
   }
 
   std::vector<Step> build(const BuildContext& x) const override {

@@ -69,7 +69,7 @@ SimTime estimateNs(const Plan& plan, const CollectivePaths& paths, const Collect
     for (const auto& [resource, bytes] : load) {
       busiest = std::max(busiest, bytes / paths.bandwidthGBps(resource));
     }
-    total += double(config.stepNsOf(*plan.protocol) + latency) + busiest;
+    total += double(config.stepNsOf(*plan.protocol) + step.extraNs + latency) + busiest;
   }
   return SimTime(std::llround(total));
 }

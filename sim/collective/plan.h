@@ -26,6 +26,7 @@ struct Transfer {
 
 struct Step {
   std::vector<Transfer> transfers;
+  uint64_t extraNs = 0;  // a latency of the algorithm's own (NVLS's multicast barriers)
 };
 
 struct Plan {

@@ -42,7 +42,7 @@ void CollectiveRunner::run(const Plan& plan) {
     for (const Transfer& t : step.transfers) {
       if (t.bytes > 0) latency = std::max(latency, paths_.latencyNs(t));
     }
-    waitNs(config_.stepNsOf(*plan.protocol) + latency);
+    waitNs(config_.stepNsOf(*plan.protocol) + step.extraNs + latency);
     int pending = 0;
     for (const Transfer& t : step.transfers) {
       if (t.bytes == 0) continue;

@@ -20,7 +20,7 @@ class SwitchReduce final : public Algorithm {
     if (topology.intraNode != "switch" || config.switchReduceEfficiency <= 0) {
       return "the preset's switch cannot reduce (coll.switch_reduce_efficiency = 0)";
     }
-    return directUnsupported(request, topology);
+    return directUnsupported(request, topology, CollectiveConfig{});
   }
 
   bool allows(const Protocol& protocol) const override {
@@ -33,6 +33,7 @@ class SwitchReduce final : public Algorithm {
     const uint64_t perChannel = divideUp(perDevice, uint64_t(x.channels));
     const double wire = 1 / x.config.switchReduceEfficiency;
     Step step;
+    step.extraNs = x.config.switchReduceNs;
     for (int device : x.request.devices) {
       for (int c = 0; c < x.channels; ++c) {
         step.transfers.push_back({device, kSwitch, perChannel, c, false, wire});

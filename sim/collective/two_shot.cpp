@@ -12,9 +12,9 @@ class TwoShot final : public Algorithm {
   const char* name() const override { return "two_shot"; }
 
   std::string unsupported(const CollectiveRequest& request, const CollectiveTopology& topology,
-                          const CollectiveConfig&) const override {
+                          const CollectiveConfig& config) const override {
     if (request.kind != CollectiveKind::AllReduce) return "only AllReduce has a two-shot form";
-    return directUnsupported(request, topology);
+    return directUnsupported(request, topology, config);
   }
 
   std::vector<Step> build(const BuildContext& x) const override {

@@ -36,12 +36,21 @@ class CollTest : public ::testing::Test {
   }
 };
 
-// n communicators on devices 0..n-1 and one queue per device.
+// n communicators on devices 0..n-1 (or on `devices`) and one queue per device.
 struct Clique {
-  explicit Clique(int n) : comms(n), queues(n) {
-    EXPECT_EQ(mimicCommInitAll(comms.data(), n, nullptr), MIMIC_SUCCESS) << collDetail();
-    for (int r = 0; r < n; ++r)
-      EXPECT_EQ(mimicQueueCreate(r, 0, MIMIC_QUEUE_PRIORITY_LOW, &queues[r]), MIMIC_SUCCESS);
+  explicit Clique(int n) : Clique(allDevices(n)) {}
+  explicit Clique(const std::vector<int>& devices) : comms(devices.size()), queues(devices.size()) {
+    const int n = int(devices.size());
+    EXPECT_EQ(mimicCommInitAll(comms.data(), n, devices.data()), MIMIC_SUCCESS) << collDetail();
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(mimicQueueCreate(devices[r], 0, MIMIC_QUEUE_PRIORITY_LOW, &queues[r]),
+                MIMIC_SUCCESS);
+    }
+  }
+  static std::vector<int> allDevices(int n) {
+    std::vector<int> d(n);
+    for (int i = 0; i < n; ++i) d[i] = i;
+    return d;
   }
   ~Clique() {
     for (mimicComm c : comms) EXPECT_EQ(mimicCommDestroy(c), MIMIC_SUCCESS);

@@ -104,48 +104,79 @@ TEST_F(Ordering, ConsecutiveCollectivesOnOtherQueues) {
   }
 }
 
-// Both algorithms give the reference result; the tree wins on small messages, the ring on
-// large ones.
-double timeAllReduce(Clique& q, size_t count, const char* algo) {
-  setenv("MIMIC_COLL_ALGO", algo, 1);
-  std::vector<void*> bufs(q.size());
-  std::vector<mimicEvent> start(q.size());
-  for (int r = 0; r < q.size(); ++r) {
-    bufs[r] = devAlloc(r, count * 4);
-    q.synchronize();
-    start[r] = recordOn(r, q.queues[r]);
-  }
-  EXPECT_EQ(mimicGroupStart(), MIMIC_SUCCESS);
-  for (int r = 0; r < q.size(); ++r) {
-    EXPECT_EQ(
-        mimicAllReduce(bufs[r], bufs[r], count, mimicFloat32, mimicSum, q.comms[r], q.queues[r]),
-        MIMIC_SUCCESS);
-  }
-  EXPECT_EQ(mimicGroupEnd(), MIMIC_SUCCESS);
-  uint64_t span = 0;
-  for (int r = 0; r < q.size(); ++r) {
-    span = std::max(span, stamp(recordOn(r, q.queues[r])) - stamp(start[r]));
-    EXPECT_EQ(mimicMemFree(bufs[r]), MIMIC_SUCCESS);
-  }
+// The tuner's choice is the fastest plan the model knows of: no forced algorithm or protocol
+// is faster by the model's own estimate, for small and large messages.
+mimicCollectivePlan planOf(int n, size_t count, const char* algo, const char* proto) {
+  algo ? setenv("MIMIC_COLL_ALGO", algo, 1) : unsetenv("MIMIC_COLL_ALGO");
+  proto ? setenv("MIMIC_COLL_PROTO", proto, 1) : unsetenv("MIMIC_COLL_PROTO");
+  std::vector<int> devices(n);
+  for (int r = 0; r < n; ++r) devices[r] = r;
+  const mimicCollectiveDesc desc{MIMIC_COLLECTIVE_ALL_REDUCE, count, mimicFloat32, mimicSum, 0, n,
+                                 devices.data()};
+  mimicCollectivePlan plan{};
+  EXPECT_EQ(mimicCollectiveGetPlan(&desc, &plan), MIMIC_SUCCESS);
   unsetenv("MIMIC_COLL_ALGO");
-  return double(span);
+  unsetenv("MIMIC_COLL_PROTO");
+  return plan;
 }
 
-TEST_F(Ordering, AlgorithmChoice) {
-  Clique q(4);
-  EXPECT_LT(timeAllReduce(q, 256, "tree"), timeAllReduce(q, 256, "ring"));
-  EXPECT_LT(timeAllReduce(q, 1 << 20, "ring"), timeAllReduce(q, 1 << 20, "tree"));
-  for (const char* algo : {"ring", "tree"}) {
-    setenv("MIMIC_COLL_ALGO", algo, 1);
-    for (mimicReduceOp op : {mimicSum, mimicAvg, mimicMax})
-      for (size_t count : {size_t{3}, size_t{1001}, size_t{70000}})
-        runCase({Kind::AllReduce, mimicBfloat16, op, count, false, 0}, q);
+TEST_F(Ordering, TheTunerPicksTheFastestPlan) {
+  for (size_t count : {size_t{256}, size_t{1} << 22}) {
+    const mimicCollectivePlan chosen = planOf(4, count, nullptr, nullptr);
+    for (const char* algo : {"ring", "tree"}) {
+      for (const char* proto : {"simple", "ll128", "ll"}) {
+        const mimicCollectivePlan forced = planOf(4, count, algo, proto);
+        EXPECT_STREQ(forced.algorithm, algo);
+        EXPECT_STREQ(forced.protocol, proto);
+        EXPECT_LE(chosen.estimateNs, forced.estimateNs) << algo << "/" << proto << " " << count;
+      }
+    }
   }
-  Clique pair(2);  // the default never picks the tree on two ranks
-  setenv("MIMIC_COLL_ALGO", "tree", 1);
-  for (mimicReduceOp op : {mimicSum, mimicAvg, mimicMin})
-    runCase({Kind::AllReduce, mimicFloat16, op, 1001, true, 0}, pair);
+  // Small messages want the low-latency protocol, large ones the full-bandwidth one.
+  EXPECT_STREQ(planOf(4, 256, nullptr, nullptr).protocol, "ll");
+  EXPECT_STREQ(planOf(4, size_t{1} << 24, nullptr, nullptr).protocol, "simple");
+}
+
+// Every algorithm and protocol that can run on the default preset's ring gives the reference
+// result; ones that cannot (direct needs a mesh or a switch) or do not exist fail the group with
+// their own codes, naming why, and queue nothing.
+TEST_F(Ordering, ForcedChoices) {
+  Clique q(4);
+  for (const char* algo : {"ring", "tree"}) {
+    for (const char* proto : {"simple", "ll128", "ll"}) {
+      setenv("MIMIC_COLL_ALGO", algo, 1);
+      setenv("MIMIC_COLL_PROTO", proto, 1);
+      for (mimicReduceOp op : {mimicSum, mimicAvg, mimicMax})
+        runCase({Kind::AllReduce, mimicBfloat16, op, 1001, false, 0}, q);
+      runCase({Kind::Broadcast, mimicFloat16, mimicSum, 70000, true, 2}, q);
+      runCase({Kind::Reduce, mimicFloat32, mimicMin, 3, false, 1}, q);
+    }
+  }
+  std::vector<void*> bufs;
+  for (int r = 0; r < 4; ++r) bufs.push_back(devAlloc(r, 64));
+  const auto group = [&] {
+    EXPECT_EQ(mimicGroupStart(), MIMIC_SUCCESS);
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_EQ(mimicAllReduce(bufs[r], bufs[r], 16, mimicFloat32, mimicSum, q.comms[r],
+                               q.queues[r]),
+                MIMIC_SUCCESS);
+    }
+    return mimicGroupEnd();
+  };
+  setenv("MIMIC_COLL_PROTO", "simple", 1);
+  setenv("MIMIC_COLL_ALGO", "direct", 1);
+  EXPECT_EQ(group(), MIMIC_ERROR_UNSUPPORTED_COLLECTIVE_CHOICE);
+  EXPECT_NE(collDetail().find("not a full mesh or switch"), std::string::npos) << collDetail();
+  setenv("MIMIC_COLL_ALGO", "butterfly", 1);
+  EXPECT_EQ(group(), MIMIC_ERROR_UNKNOWN_COLLECTIVE_CHOICE);
+  EXPECT_NE(collDetail().find("unknown collective algorithm 'butterfly'"), std::string::npos);
+  setenv("MIMIC_COLL_ALGO", "ring", 1);
+  setenv("MIMIC_COLL_PROTO", "ll64", 1);
+  EXPECT_EQ(group(), MIMIC_ERROR_UNKNOWN_COLLECTIVE_CHOICE);
+  EXPECT_NE(collDetail().find("unknown collective protocol 'll64'"), std::string::npos);
   unsetenv("MIMIC_COLL_ALGO");
+  unsetenv("MIMIC_COLL_PROTO");
+  for (void* b : bufs) EXPECT_EQ(mimicMemFree(b), MIMIC_SUCCESS);
 }
 
 TEST_F(Ordering, ThreeRanks) {

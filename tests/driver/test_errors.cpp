@@ -36,6 +36,8 @@ const NamedResult kAllResults[] = {
     MIMIC_NAMED(MIMIC_ERROR_INVALID_EVENT),
     MIMIC_NAMED(MIMIC_ERROR_WRONG_DEVICE),
     MIMIC_NAMED(MIMIC_ERROR_NOT_PERMITTED),
+    MIMIC_NAMED(MIMIC_ERROR_UNKNOWN_COLLECTIVE_CHOICE),
+    MIMIC_NAMED(MIMIC_ERROR_UNSUPPORTED_COLLECTIVE_CHOICE),
     MIMIC_NAMED(MIMIC_ERROR_OUT_OF_MEMORY),
     MIMIC_NAMED(MIMIC_ERROR_HOST_OUT_OF_MEMORY),
     MIMIC_NAMED(MIMIC_ERROR_INVALID_DEVICE_POINTER),
@@ -94,7 +96,7 @@ TEST(ErrorNameTest, EveryResultHasADistinctNonEmptyDescription) {
 }
 
 TEST(ErrorNameTest, UnknownValuesAreUnrecognized) {
-  for (int value : {2, 99, 107, 209, 306, 402, 501, 699, 799, -1, 12345}) {
+  for (int value : {2, 99, 107, 211, 306, 402, 501, 699, 799, -1, 12345}) {
     mimicResult result = static_cast<mimicResult>(value);
     EXPECT_STREQ(mimicGetErrorName(result), "MIMIC_UNRECOGNIZED_RESULT") << value;
     const char* text = mimicGetErrorString(result);
