@@ -56,7 +56,9 @@ def free_port():
 
 
 def rank_env(args, rank, port):
-    env = child_env(args.preset, devices=1)  # each rank's process simulates its own device
+    # Each rank's process simulates a system of one device per rank, so that the collective
+    # model can place every rank on a device of it (the rank computes on its device 0).
+    env = child_env(args.preset, devices=args.devices)
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                WORLD_SIZE=str(args.devices))
     env.setdefault("MIMIC_FALLBACK", "silent")

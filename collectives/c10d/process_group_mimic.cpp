@@ -380,7 +380,7 @@ void ProcessGroupMimic::agree(Call& call) {
   m[6] = int64_t(arrivalNs);
   m[7] = int64_t(call.bytes);
   m[8] = std::llround(linkSlowdown() * kPartsPerMillion);
-  m[9] = globalDevice(call.device);
+  m[9] = globalDevice(getRank(), size);
   for (size_t i = 0; i < call.inputSplits.size() && int(i) < size; ++i) {
     m[kSplits + i] = call.inputSplits[i];
   }
@@ -442,7 +442,7 @@ void ProcessGroupMimic::agree(Call& call) {
   if (!sameLinks) {
     at::Tensor estimate = at::full({1}, int64_t(modelled), at::kLong);
     at::Tensor estimates = at::empty({size}, at::kLong);
-    std::vector<std::vector<at::Tensor>> gathered{std::vector<at::Tensor>(estimates.unbind(0))};
+    std::vector<std::vector<at::Tensor>> gathered{estimates.split(1)};
     std::vector<at::Tensor> own{estimate};
     runData(call, data_->allgather(gathered, own, {}));
     modelled = uint64_t(estimates.max().item<int64_t>());

@@ -480,7 +480,8 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::send(std::vector<at::Tensor>& tensor
   call.bytes = tensors[0].nbytes();
   const uint64_t arrivalNs = arrive(call.device);
   call.endNs = arrivalNs + modelNs(call, call.bytes,
-                                   {globalDevice(call.device), guessGlobalDevice(dstRank, getSize())});
+                                   {globalDevice(getRank(), getSize()),
+                                    globalDevice(dstRank, getSize())});
   const std::string sentAt = std::to_string(arrivalNs);
   store_->set(peerKey(getRank(), dstRank, tag, call.sequence),
               std::vector<uint8_t>(sentAt.begin(), sentAt.end()));
@@ -537,8 +538,8 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::recv(std::vector<at::Tensor>& tensor
         store_->deleteKey(key);
         const uint64_t sentNs = std::stoull(std::string(sentAt.begin(), sentAt.end()));
         const uint64_t arrivalNs = arrive(call.device);
-        const std::vector<int> devices{guessGlobalDevice(srcRank, getSize()),
-                                       globalDevice(call.device)};
+        const std::vector<int> devices{globalDevice(srcRank, getSize()),
+                                       globalDevice(getRank(), getSize())};
         call.endNs = std::max(arrivalNs, sentNs + modelNs(call, call.bytes, devices));
         return finish(call, {destination});
       });

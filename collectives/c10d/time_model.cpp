@@ -86,19 +86,16 @@ uint64_t collectiveNs(CollectiveKind kind, uint64_t bytes, const std::vector<int
   return plan.estimateNs;
 }
 
-int globalDevice(int local) {
+int globalDevice(int rank, int worldSize) {
   const mimicDeviceProperties props = systemProperties();
-  const int node = envInt("GROUP_RANK", 0);
-  TORCH_CHECK(node >= 0 && node < props.nodes, "mimic: this process is on node ", node,
-              " (GROUP_RANK) but the preset '", props.preset, "' has ", props.nodes,
-              " node(s); pick a multi-node preset (network.nodes)");
+  const int perNode = envInt("LOCAL_WORLD_SIZE", props.devicesPerNode);
+  const int node = rank / std::max(1, perNode), local = rank % std::max(1, perNode);
+  TORCH_CHECK(perNode <= props.devicesPerNode && node < props.nodes, "mimic: a group of ",
+              worldSize, " ranks (", perNode, " to a node) does not fit the simulated system of ",
+              props.nodes, " node(s) of ", props.devicesPerNode, " devices (preset '",
+              props.preset, "'): set MIMIC_NUM_DEVICES to ", worldSize,
+              " or more, or pick a preset with more devices or nodes");
   return node * props.devicesPerNode + local;
-}
-
-int guessGlobalDevice(int rank, int worldSize) {
-  const mimicDeviceProperties props = systemProperties();
-  const int perNode = std::max(1, envInt("LOCAL_WORLD_SIZE", worldSize));
-  return (rank / perNode) * props.devicesPerNode + rank % perNode;
 }
 
 }  // namespace mimic::c10d

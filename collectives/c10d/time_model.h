@@ -31,12 +31,11 @@ enum class CollectiveKind {
 uint64_t collectiveNs(CollectiveKind kind, uint64_t bytes, const std::vector<int>& devices,
                       int root);
 
-// The process's device `local` as a device of the whole system: torchrun's node rank
-// (GROUP_RANK, 0 without it) times the preset's devices per node, plus `local`. Throws when
-// the node rank is beyond the preset's nodes.
-int globalDevice(int local);
-// Rank `rank`'s device of the whole system as this rank can guess it without asking (point to
-// point): ranks are laid out node by node, LOCAL_WORLD_SIZE (or all) to a node.
-int guessGlobalDevice(int rank, int worldSize);
+// Rank `rank`'s device in the whole simulated system. Every process simulates the whole system
+// and runs on one device of it; ranks are laid out node by node, as torchrun numbers them:
+// LOCAL_WORLD_SIZE ranks to a node (without it, the preset's devices per node), so rank r is
+// device (r / perNode) x devicesPerNode + r % perNode. Throws, naming MIMIC_NUM_DEVICES and
+// the preset, when the group does not fit in the system.
+int globalDevice(int rank, int worldSize);
 
 }  // namespace mimic::c10d

@@ -6,7 +6,7 @@ import ctypes
 MIMIC_SUCCESS = 0
 
 KINDS = ["kernel", "memcpy", "memset", "host_func", "host_task", "event_record", "event_wait",
-         "range", "synchronize", "alloc", "free"]
+         "range", "synchronize", "alloc", "free", "collective"]
 COPY_KINDS = ["HtoD", "DtoH", "DtoD", "Peer", "HtoH"]
 
 

@@ -15,9 +15,9 @@ def kernel_hbm_bytes(counters):
 
 SORT_KEYS = ("total_ns", "avg_ns", "calls", "flops")
 COPY_KINDS = ("memcpy", "memset")
-COLLECTIVE_KINDS = ("range", "host_task")
+COLLECTIVE_KINDS = ("collective", "host_task")
 # Kinds during which a queue is doing work; event records/waits and syncs count as idle.
-BUSY_KINDS = ("kernel", "memcpy", "memset", "host_func", "host_task", "range")
+BUSY_KINDS = ("kernel", "memcpy", "memset", "host_func", "host_task", "range", "collective")
 
 
 def _duration(act):

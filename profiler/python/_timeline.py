@@ -15,7 +15,7 @@ LANE_H = 24
 AXIS_H = 30
 COLOURS = {  # by activity kind; anything else is grey
     "host_op": "#7f7f7f", "kernel": "#1f77b4", "memcpy": "#2ca02c", "memset": "#98df8a",
-    "range": "#d62728", "host_task": "#ff9896", "host_func": "#9467bd",
+    "range": "#d62728", "host_task": "#ff9896", "host_func": "#9467bd", "collective": "#8c564b",
     "event_record": "#e377c2", "event_wait": "#f7b6d2", "synchronize": "#bcbd22",
     "alloc": "#ff7f0e", "free": "#ffbb78"}
 OTHER = "#c7c7c7"

@@ -23,6 +23,9 @@ def _entry(rank, fn, size, port, out_dir, extra):
     os.environ["MASTER_PORT"] = str(port)
     os.environ["RANK"] = str(rank)
     os.environ["WORLD_SIZE"] = str(size)
+    # The collective model places every rank on a device of the simulated system.
+    if size > 2:
+        os.environ.setdefault("MIMIC_NUM_DEVICES", str(size))
     try:
         result = {"ok": True, "value": fn(rank, size, *extra)}
     except BaseException as e:  # noqa: B902 - reported to the test, which fails on it
