@@ -213,7 +213,32 @@ def simulated_time(rank, size):
     done.record()
     done.synchronize()
     return {"arrived_to_done_ms": arrived.elapsed_time(done), "end_ns": torch_mimic.sim_time(),
-            "props": _link_properties(), "x0": x[0].item()}
+            "model_ns": _allreduce_model_ns(size, 4 << 20), "x0": x[0].item()}
+
+
+def _allreduce_model_ns(ranks, nbytes):
+    """The collective model's time for an f32 all_reduce of nbytes on ranks 0..ranks-1 (their
+    devices 0..ranks-1), as the in-process communicator would run it alone:
+    mimicCollectiveGetPlan, through ctypes on the driver this process has loaded."""
+    import ctypes
+
+    class Desc(ctypes.Structure):
+        _fields_ = [("kind", ctypes.c_int), ("count", ctypes.c_size_t), ("datatype", ctypes.c_int),
+                    ("op", ctypes.c_int), ("root", ctypes.c_int), ("numRanks", ctypes.c_int),
+                    ("devices", ctypes.POINTER(ctypes.c_int))]
+
+    class Plan(ctypes.Structure):
+        _fields_ = [("algorithm", ctypes.c_char * 16), ("protocol", ctypes.c_char * 16),
+                    ("channels", ctypes.c_int), ("steps", ctypes.c_int),
+                    ("estimateNs", ctypes.c_uint64), ("bytes", ctypes.c_uint64)]
+
+    with open("/proc/self/maps") as maps:
+        path = next(line.split()[-1] for line in maps if line.rstrip().endswith("/libmimic.so"))
+    devices = (ctypes.c_int * ranks)(*range(ranks))
+    plan = Plan()
+    desc = Desc(0, nbytes // 4, 0, 0, 0, ranks, devices)
+    assert ctypes.CDLL(path).mimicCollectiveGetPlan(ctypes.byref(desc), ctypes.byref(plan)) == 0
+    return plan.estimateNs
 
 
 def _link_properties():
@@ -271,7 +296,7 @@ def stream_ordering(rank, size):
         y = x * 2
         consumed.record()
     consumed.synchronize()
-    return {"props": _link_properties(),
+    return {"model_ns": _allreduce_model_ns(size, 1024 * 4),
             "produced_to_reduced_ms": produced.elapsed_time(reduced),
             "reduced_to_consumed_ms": reduced.elapsed_time(consumed),
             "y0": y[0].item(), "expected": 2.0 * sum(r + 1 for r in range(size))}
