@@ -100,9 +100,8 @@ Timing timeCalls(Ranks& k, Kind kind, size_t bytes, int calls) {
 
 // The collective model's choice for the call: "ring/simple" and so on.
 std::string planName(int n, Kind kind, size_t bytes) {
-  static const mimicCollectiveKind kKinds[] = {MIMIC_COLLECTIVE_ALL_REDUCE,
-                                               MIMIC_COLLECTIVE_ALL_GATHER,
-                                               MIMIC_COLLECTIVE_REDUCE_SCATTER};
+  static const mimicCollectiveKind kKinds[] = {
+      MIMIC_COLLECTIVE_ALL_REDUCE, MIMIC_COLLECTIVE_ALL_GATHER, MIMIC_COLLECTIVE_REDUCE_SCATTER};
   std::vector<int> devices(n);
   for (int r = 0; r < n; ++r) devices[r] = r;
   const size_t count = kind == Kind::AllReduce ? bytes / 4 : bytes / 4 / n;

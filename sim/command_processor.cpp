@@ -42,7 +42,8 @@ void CommandProcessor::run() {
     device_.raiseScheduledFault(command->completion->start);
     if (device_.faultCode() != 0) {
       ++stats_.aborted;
-      if (command->kind == CommandKind::Collective) device_.collectives().join(*command->collective);
+      if (command->kind == CommandKind::Collective)
+        device_.collectives().join(*command->collective);
       finish(*command, device_.faultCode());
       continue;
     }

@@ -23,9 +23,9 @@ System::System(sc_core::sc_module_name name, const SystemConfig& config,
     for (int i = 0; i < config_.numDevices; ++i) {
       channels.emplace_back();
       for (int c = 0; c < collectives.maxChannels; ++c) {
-        channels.back().push_back(network_.addResource(
-            "channel " + std::to_string(i) + "." + std::to_string(c),
-            collectives.channelGBps.at("simple")));
+        channels.back().push_back(
+            network_.addResource("channel " + std::to_string(i) + "." + std::to_string(c),
+                                 collectives.channelGBps.at("simple")));
       }
     }
   }
@@ -46,8 +46,8 @@ coll::Choice System::planCollective(const coll::CollectiveRequest& request,
                                     const std::string& algorithm, const std::string& protocol,
                                     SimTime now) const {
   constexpr size_t kMaxChoices = 4096;
-  std::string key = std::to_string(int(request.kind)) + " " + std::to_string(request.bytes) +
-                    " " + std::to_string(request.root) + " " + algorithm + " " + protocol + " " +
+  std::string key = std::to_string(int(request.kind)) + " " + std::to_string(request.bytes) + " " +
+                    std::to_string(request.root) + " " + algorithm + " " + protocol + " " +
                     std::to_string(topology_.slowdownEpoch(now));
   for (int device : request.devices) key += " " + std::to_string(device);
   {
@@ -55,8 +55,8 @@ coll::Choice System::planCollective(const coll::CollectiveRequest& request,
     auto found = choices_.find(key);
     if (found != choices_.end()) return found->second;
   }
-  coll::Choice choice = coll::choosePlan(request, collectiveTopology_, config_.collectives,
-                                         *paths_, algorithm, protocol, now);
+  coll::Choice choice = coll::choosePlan(request, collectiveTopology_, config_.collectives, *paths_,
+                                         algorithm, protocol, now);
   std::lock_guard<std::mutex> lock(choicesMutex_);
   if (choices_.size() >= kMaxChoices) choices_.clear();
   choices_.emplace(key, choice);

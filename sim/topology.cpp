@@ -28,8 +28,8 @@ NetworkConfig NetworkConfig::read(ParamReader& params, int numDevices) {
   c.nicGBps = params.number("network.nic_gbps", 25.0,
                             "bandwidth of each device's NIC into the scale-out network, per "
                             "direction, GB/s (200 Gb/s InfiniBand: 25)");
-  c.efficiency = params.efficiency(
-      "network.efficiency", "share of a NIC's line rate that large RDMA transfers reach");
+  c.efficiency = params.efficiency("network.efficiency",
+                                   "share of a NIC's line rate that large RDMA transfers reach");
   c.latencyNs = params.size("network.latency_ns", 3000,
                             "one-way latency from a device's NIC to another node's, through "
                             "the fabric's switches, ns");

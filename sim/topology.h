@@ -42,8 +42,8 @@ struct DeviceLinkConfig {
 
 struct NetworkConfig {
   int nodes = 1;
-  double nicGBps = 0;     // per device, per direction, peak
-  double efficiency = 1;  // the share of the peak that large RDMA transfers reach
+  double nicGBps = 0;      // per device, per direction, peak
+  double efficiency = 1;   // the share of the peak that large RDMA transfers reach
   uint64_t latencyNs = 0;  // NIC to NIC through the fabric's switches, one way
 
   static NetworkConfig read(ParamReader& params, int numDevices);

@@ -299,11 +299,10 @@ Result collective(const Workload& w, Collective kind) {
   // the collective model's own estimate of a lone collective (mimicCollectiveGetPlan) stands
   // in for the run, and the output says so.
   if (!fitsInHostMemory(2.0 * n * double(r.bytes))) {
-    static const mimicCollectiveKind kKinds[] = {MIMIC_COLLECTIVE_ALL_REDUCE,
-                                                 MIMIC_COLLECTIVE_ALL_GATHER,
-                                                 MIMIC_COLLECTIVE_REDUCE_SCATTER};
-    const mimicCollectiveDesc desc{kKinds[int(kind)], split ? part : count, mimicFloat32,
-                                   mimicSum, 0, n, devices.data()};
+    static const mimicCollectiveKind kKinds[] = {
+        MIMIC_COLLECTIVE_ALL_REDUCE, MIMIC_COLLECTIVE_ALL_GATHER, MIMIC_COLLECTIVE_REDUCE_SCATTER};
+    const mimicCollectiveDesc desc{
+        kKinds[int(kind)], split ? part : count, mimicFloat32, mimicSum, 0, n, devices.data()};
     mimicCollectivePlan plan{};
     MIMIC_CHECK(mimicCollectiveGetPlan(&desc, &plan));
     r.totalNs = plan.estimateNs;

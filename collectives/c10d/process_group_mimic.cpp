@@ -287,7 +287,7 @@ uint64_t ProcessGroupMimic::arrive(int device) {
 }
 
 uint64_t ProcessGroupMimic::modelNs(const Call& call, uint64_t bytes,
-                                     const std::vector<int>& devices) {
+                                    const std::vector<int>& devices) {
   return collectiveNs(call.kind, bytes, devices, int(std::max<int64_t>(call.root, 0)));
 }
 

@@ -479,9 +479,9 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::send(std::vector<at::Tensor>& tensor
   TORCH_CHECK(call.error.empty(), prefix(call, getRank(), getSize()), call.error);
   call.bytes = tensors[0].nbytes();
   const uint64_t arrivalNs = arrive(call.device);
-  call.endNs = arrivalNs + modelNs(call, call.bytes,
-                                   {globalDevice(getRank(), getSize()),
-                                    globalDevice(dstRank, getSize())});
+  call.endNs =
+      arrivalNs + modelNs(call, call.bytes,
+                          {globalDevice(getRank(), getSize()), globalDevice(dstRank, getSize())});
   const std::string sentAt = std::to_string(arrivalNs);
   store_->set(peerKey(getRank(), dstRank, tag, call.sequence),
               std::vector<uint8_t>(sentAt.begin(), sentAt.end()));

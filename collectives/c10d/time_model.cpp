@@ -13,8 +13,7 @@ namespace {
 mimicDeviceProperties systemProperties() {
   mimicDeviceProperties props{};
   const mimicResult r = mimicDeviceGetProperties(0, &props);
-  TORCH_CHECK(r == MIMIC_SUCCESS, "mimic: mimicDeviceGetProperties failed: ",
-              mimicGetErrorName(r));
+  TORCH_CHECK(r == MIMIC_SUCCESS, "mimic: mimicDeviceGetProperties failed: ", mimicGetErrorName(r));
   return props;
 }
 
@@ -80,8 +79,7 @@ uint64_t collectiveNs(CollectiveKind kind, uint64_t bytes, const std::vector<int
   if (r != MIMIC_SUCCESS) {
     const char* detail = "";
     mimicGetErrorDetail(&detail);
-    TORCH_CHECK(false, "mimic: the collective model failed (", mimicGetErrorName(r), "): ",
-                detail);
+    TORCH_CHECK(false, "mimic: the collective model failed (", mimicGetErrorName(r), "): ", detail);
   }
   return plan.estimateNs;
 }
@@ -92,8 +90,8 @@ int globalDevice(int rank, int worldSize) {
   const int node = rank / std::max(1, perNode), local = rank % std::max(1, perNode);
   TORCH_CHECK(perNode <= props.devicesPerNode && node < props.nodes, "mimic: a group of ",
               worldSize, " ranks (", perNode, " to a node) does not fit the simulated system of ",
-              props.nodes, " node(s) of ", props.devicesPerNode, " devices (preset '",
-              props.preset, "'): set MIMIC_NUM_DEVICES to ", worldSize,
+              props.nodes, " node(s) of ", props.devicesPerNode, " devices (preset '", props.preset,
+              "'): set MIMIC_NUM_DEVICES to ", worldSize,
               " or more, or pick a preset with more devices or nodes");
   return node * props.devicesPerNode + local;
 }

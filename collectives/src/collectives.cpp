@@ -85,43 +85,47 @@ extern "C" {
 
 mimicResult mimicAllReduce(const void* send, void* recv, size_t count, mimicDataType datatype,
                            mimicReduceOp op, mimicComm comm, mimicQueue queue) {
-  return submit({MIMIC_COLLECTIVE_ALL_REDUCE, send, recv, count, datatype, op, 0, comm, queue}, count,
-                count, true, false);
+  return submit({MIMIC_COLLECTIVE_ALL_REDUCE, send, recv, count, datatype, op, 0, comm, queue},
+                count, count, true, false);
 }
 
 mimicResult mimicBroadcast(const void* send, void* recv, size_t count, mimicDataType datatype,
                            int root, mimicComm comm, mimicQueue queue) {
   const bool isRoot = rankOf(comm) == root;
-  return submit({MIMIC_COLLECTIVE_BROADCAST, send, recv, count, datatype, mimicSum, root, comm, queue},
-                isRoot ? count : 0, count, false, true);
+  return submit(
+      {MIMIC_COLLECTIVE_BROADCAST, send, recv, count, datatype, mimicSum, root, comm, queue},
+      isRoot ? count : 0, count, false, true);
 }
 
 mimicResult mimicReduce(const void* send, void* recv, size_t count, mimicDataType datatype,
                         mimicReduceOp op, int root, mimicComm comm, mimicQueue queue) {
   const bool isRoot = rankOf(comm) == root;
-  return submit({MIMIC_COLLECTIVE_REDUCE, send, recv, count, datatype, op, root, comm, queue}, count,
-                isRoot ? count : 0, true, true);
+  return submit({MIMIC_COLLECTIVE_REDUCE, send, recv, count, datatype, op, root, comm, queue},
+                count, isRoot ? count : 0, true, true);
 }
 
 mimicResult mimicAllGather(const void* send, void* recv, size_t sendCount, mimicDataType datatype,
                            mimicComm comm, mimicQueue queue) {
-  return submit({MIMIC_COLLECTIVE_ALL_GATHER, send, recv, sendCount, datatype, mimicSum, 0, comm, queue},
-                sendCount, sendCount * size_t(sizeOf(comm)), false, false);
+  return submit(
+      {MIMIC_COLLECTIVE_ALL_GATHER, send, recv, sendCount, datatype, mimicSum, 0, comm, queue},
+      sendCount, sendCount * size_t(sizeOf(comm)), false, false);
 }
 
 mimicResult mimicReduceScatter(const void* send, void* recv, size_t recvCount,
                                mimicDataType datatype, mimicReduceOp op, mimicComm comm,
                                mimicQueue queue) {
-  return submit({MIMIC_COLLECTIVE_REDUCE_SCATTER, send, recv, recvCount, datatype, op, 0, comm, queue},
-                recvCount * size_t(sizeOf(comm)), recvCount, true, false);
+  return submit(
+      {MIMIC_COLLECTIVE_REDUCE_SCATTER, send, recv, recvCount, datatype, op, 0, comm, queue},
+      recvCount * size_t(sizeOf(comm)), recvCount, true, false);
 }
 
 mimicResult mimicAllToAll(const void* send, void* recv, size_t count, mimicDataType datatype,
                           mimicComm comm, mimicQueue queue) {
   if (send && send == recv) return fail(MIMIC_ERROR_INVALID_VALUE, "AllToAll cannot run in place");
   const size_t total = count * size_t(sizeOf(comm));
-  return submit({MIMIC_COLLECTIVE_ALL_TO_ALL, send, recv, count, datatype, mimicSum, 0, comm, queue}, total,
-                total, false, false);
+  return submit(
+      {MIMIC_COLLECTIVE_ALL_TO_ALL, send, recv, count, datatype, mimicSum, 0, comm, queue}, total,
+      total, false, false);
 }
 
 }  // extern "C"

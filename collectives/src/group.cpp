@@ -26,8 +26,8 @@ std::string difference(const Call& a, const Call& b) {
     return "count " + std::to_string(a.count) + " vs " + std::to_string(b.count);
   if (a.type != b.type)
     return "datatype " + std::to_string(a.type) + " vs " + std::to_string(b.type);
-  const bool reduces = a.kind == MIMIC_COLLECTIVE_ALL_REDUCE ||
-                       a.kind == MIMIC_COLLECTIVE_REDUCE || a.kind == MIMIC_COLLECTIVE_REDUCE_SCATTER;
+  const bool reduces = a.kind == MIMIC_COLLECTIVE_ALL_REDUCE || a.kind == MIMIC_COLLECTIVE_REDUCE ||
+                       a.kind == MIMIC_COLLECTIVE_REDUCE_SCATTER;
   if (reduces && a.op != b.op) return "op " + std::to_string(a.op) + " vs " + std::to_string(b.op);
   const bool rooted = a.kind == MIMIC_COLLECTIVE_BROADCAST || a.kind == MIMIC_COLLECTIVE_REDUCE;
   if (rooted && a.root != b.root)
@@ -104,7 +104,7 @@ mimicResult launch(Clique& clique, const std::vector<const Call*>& calls) {
     recvs.push_back(calls[r]->recv);
     queues.push_back(calls[r]->queue);
   }
-  const mimicCollectiveDesc desc{first.kind, first.count,      first.type,    first.op,
+  const mimicCollectiveDesc desc{first.kind, first.count,       first.type,    first.op,
                                  first.root, int(calls.size()), devices.data()};
   COLL_TRY(mimicCollectiveLaunch(&desc, sends.data(), recvs.data(), queues.data(), nullptr));
   return MIMIC_SUCCESS;

@@ -58,8 +58,8 @@ coll::CollectiveRequest requestOf(Runtime& rt, const mimicCollectiveDesc* desc) 
   const bool wide = desc->kind == MIMIC_COLLECTIVE_ALL_GATHER ||
                     desc->kind == MIMIC_COLLECTIVE_REDUCE_SCATTER ||
                     desc->kind == MIMIC_COLLECTIVE_ALL_TO_ALL;
-  request.bytes = uint64_t(desc->count) * dataTypeBytes(desc->datatype) *
-                  (wide ? uint64_t(desc->numRanks) : 1);
+  request.bytes =
+      uint64_t(desc->count) * dataTypeBytes(desc->datatype) * (wide ? uint64_t(desc->numRanks) : 1);
   return request;
 }
 
@@ -93,8 +93,8 @@ uint8_t* viewOf(Runtime& rt, int device, const void* pointer, size_t bytes, bool
   requireNotNull(pointer, what.c_str());
   const int owner = rt.deviceOfAddress(pointer);
   if (owner < 0) {
-    fail(MIMIC_ERROR_INVALID_DEVICE_POINTER, what + " " + hexAddress(pointer) +
-                                                 " is not inside a live device allocation");
+    fail(MIMIC_ERROR_INVALID_DEVICE_POINTER,
+         what + " " + hexAddress(pointer) + " is not inside a live device allocation");
   }
   if (owner != device) {
     fail(MIMIC_ERROR_WRONG_DEVICE, what + " is on device " + std::to_string(owner) +
@@ -143,13 +143,12 @@ mimicResult mimicCollectiveLaunch(const mimicCollectiveDesc* desc, const void* c
     const int n = desc->numRanks;
     const size_t block = desc->count * dataTypeBytes(desc->datatype);
     const auto kind = desc->kind;
-    const size_t sendBytes = kind == MIMIC_COLLECTIVE_REDUCE_SCATTER ||
-                                     kind == MIMIC_COLLECTIVE_ALL_TO_ALL
-                                 ? block * n
-                                 : block;
+    const size_t sendBytes =
+        kind == MIMIC_COLLECTIVE_REDUCE_SCATTER || kind == MIMIC_COLLECTIVE_ALL_TO_ALL ? block * n
+                                                                                       : block;
     const size_t recvBytes =
         kind == MIMIC_COLLECTIVE_ALL_GATHER || kind == MIMIC_COLLECTIVE_ALL_TO_ALL ? block * n
-                                                                                    : block;
+                                                                                   : block;
     std::vector<std::shared_ptr<QueueState>> rankQueues;
     std::vector<const uint8_t*> sendViews(n);
     std::vector<uint8_t*> recvViews(n);

@@ -7,8 +7,8 @@ namespace mimic::sim::coll {
 
 const std::vector<const Algorithm*>& algorithms() {
   static const std::vector<const Algorithm*> kAll = {
-      &ringAlgorithm(),         &treeAlgorithm(),         &directAlgorithm(),
-      &twoShotAlgorithm(),      &switchReduceAlgorithm(), &hierarchicalAlgorithm(),
+      &ringAlgorithm(),    &treeAlgorithm(),         &directAlgorithm(),
+      &twoShotAlgorithm(), &switchReduceAlgorithm(), &hierarchicalAlgorithm(),
   };
   return kAll;
 }

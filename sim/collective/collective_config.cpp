@@ -50,8 +50,9 @@ CollectiveConfig CollectiveConfig::read(ParamReader& params) {
                                "host.submit_ns");
   const std::string known = algorithmNames();
   for (std::string name : split(params.text("coll.algorithms", known,
-                                           "the algorithms the vendor's collective library "
-                                           "has, comma-separated (of: " + known + ")"))) {
+                                            "the algorithms the vendor's collective library "
+                                            "has, comma-separated (of: " +
+                                                known + ")"))) {
     if (!findAlgorithm(name)) {
       throw ConfigError(ConfigError::Kind::InvalidValue,
                         "coll.algorithms: unknown algorithm '" + name + "' (known: " + known + ")");
@@ -69,10 +70,10 @@ CollectiveConfig CollectiveConfig::read(ParamReader& params) {
                                    std::string("one step of the ") + p.name +
                                        " protocol: the flag handshake and memory fence between "
                                        "two ranks, beyond the route's latency, ns");
-    c.channelGBps[p.name] = params.number(
-        prefix + ".channel_gbps", 0,
-        std::string("what one channel (one thread block) copies with the ") + p.name +
-            " protocol, GB/s (0: no limit; set all three or none)");
+    c.channelGBps[p.name] =
+        params.number(prefix + ".channel_gbps", 0,
+                      std::string("what one channel (one thread block) copies with the ") + p.name +
+                          " protocol, GB/s (0: no limit; set all three or none)");
   }
   for (const Protocol& p : protocols()) {
     if ((c.channelGBps[p.name] > 0) != (c.channelGBps["simple"] > 0)) {

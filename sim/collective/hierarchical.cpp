@@ -33,7 +33,8 @@ class Hierarchical final : public Algorithm {
     for (const auto& entry : nodes) groups.push_back(entry.second);
     // The phases use different links (NVLink, then NICs), so NCCL pipelines chunks through
     // them: chunk k takes its j-th step at step k + j.
-    const uint64_t chunks = std::clamp<uint64_t>(x.request.bytes / x.config.chunkBytes, 1, kMaxChunks);
+    const uint64_t chunks =
+        std::clamp<uint64_t>(x.request.bytes / x.config.chunkBytes, 1, kMaxChunks);
     const std::vector<Step> one = phases(x, groups, divideUp(x.request.bytes, chunks));
     std::vector<Step> plan(one.size() + chunks - 1);
     for (uint64_t k = 0; k < chunks; ++k) {
@@ -50,8 +51,8 @@ class Hierarchical final : public Algorithm {
 
   // The steps of one chunk of `bytes`: reduce-scatter within each node, AllReduce of each
   // slice across nodes, allgather within each node.
-  static std::vector<Step> phases(const BuildContext& x, const std::vector<std::vector<int>>& groups,
-                                  uint64_t bytes) {
+  static std::vector<Step> phases(const BuildContext& x,
+                                  const std::vector<std::vector<int>>& groups, uint64_t bytes) {
     const int local = int(groups[0].size());
     const int count = int(groups.size());
     std::vector<Step> plan;
@@ -79,8 +80,8 @@ class Hierarchical final : public Algorithm {
         for (int g = 0; g < count; ++g) {
           for (int c = 0; c < x.channels; ++c) {
             step.transfers.push_back({x.request.devices[groups[g][j]],
-                                      x.request.devices[groups[(g + 1) % count][j]], interPiece,
-                                      c, s < count - 1, 1});
+                                      x.request.devices[groups[(g + 1) % count][j]], interPiece, c,
+                                      s < count - 1, 1});
           }
         }
       }

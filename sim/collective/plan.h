@@ -16,10 +16,10 @@ struct Protocol;
 constexpr int kSwitch = -1;
 
 struct Transfer {
-  int src = 0;         // device, or kSwitch
-  int dst = 0;         // device, or kSwitch
-  uint64_t bytes = 0;  // payload; the protocol's flags ride on top
-  int channel = 0;     // which of the sending (or, from the switch, receiving) device's channels
+  int src = 0;          // device, or kSwitch
+  int dst = 0;          // device, or kSwitch
+  uint64_t bytes = 0;   // payload; the protocol's flags ride on top
+  int channel = 0;      // which of the sending (or, from the switch, receiving) device's channels
   bool reduce = false;  // the receiver combines it with its own data (reads that too)
   double wire = 1;      // link bytes per payload byte beyond the protocol's (switch reduction)
 };

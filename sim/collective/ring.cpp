@@ -39,8 +39,9 @@ class Ring final : public Algorithm {
 
  private:
   // `steps` steps of bytes/n per rank around each channel's ring; the first `reducing` reduce.
-  static std::vector<Step> around(const BuildContext& x, const std::vector<std::vector<int>>& orders,
-                                  int steps, int reducing) {
+  static std::vector<Step> around(const BuildContext& x,
+                                  const std::vector<std::vector<int>>& orders, int steps,
+                                  int reducing) {
     const int n = x.request.ranks();
     const uint64_t piece = divideUp(x.request.bytes, uint64_t(n) * x.channels);
     std::vector<Step> plan(steps);
@@ -58,7 +59,8 @@ class Ring final : public Algorithm {
 
   // Broadcast (root first) or Reduce (root last) down a chain, chunk k crossing link j at
   // step j + k.
-  static std::vector<Step> chain(const BuildContext& x, const std::vector<std::vector<int>>& orders) {
+  static std::vector<Step> chain(const BuildContext& x,
+                                 const std::vector<std::vector<int>>& orders) {
     const CollectiveRequest& request = x.request;
     const int n = request.ranks();
     const bool reduce = request.kind == CollectiveKind::Reduce;
@@ -73,8 +75,8 @@ class Ring final : public Algorithm {
       if (reduce) std::reverse(order.begin(), order.end());  // the chain ends at the root
       for (int j = 0; j + 1 < n; ++j) {
         for (uint64_t k = 0; k < chunks; ++k) {
-          plan[j + k].transfers.push_back({request.devices[order[j]],
-                                           request.devices[order[j + 1]], piece, c, reduce, 1});
+          plan[j + k].transfers.push_back(
+              {request.devices[order[j]], request.devices[order[j + 1]], piece, c, reduce, 1});
         }
       }
     }

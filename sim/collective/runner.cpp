@@ -16,8 +16,7 @@ void waitNs(SimTime ns) {
 }  // namespace
 
 CollectiveRunner::CollectiveRunner(FlowNetwork& network, const CollectivePaths& paths,
-                                   const CollectiveConfig& config,
-                                   sc_core::sc_event& anyCompleted)
+                                   const CollectiveConfig& config, sc_core::sc_event& anyCompleted)
     : network_(network), paths_(paths), config_(config), anyCompleted_(anyCompleted) {}
 
 void CollectiveRunner::join(CollectiveRendezvous& rendezvous) {

@@ -24,24 +24,26 @@ Choice choosePlan(const CollectiveRequest& request, const CollectiveTopology& to
                   const std::string& algorithm, const std::string& protocol, SimTime now) {
   const Algorithm* forcedAlgorithm = nullptr;
   if (!algorithm.empty() && !(forcedAlgorithm = findAlgorithm(algorithm))) {
-    throw CollectiveChoiceError(true, "unknown collective algorithm '" + algorithm + "' (known: " +
-                                algorithmNames() + ")");
+    throw CollectiveChoiceError(
+        true, "unknown collective algorithm '" + algorithm + "' (known: " + algorithmNames() + ")");
   }
   const Protocol* forcedProtocol = nullptr;
   if (!protocol.empty() && !(forcedProtocol = findProtocol(protocol))) {
-    throw CollectiveChoiceError(true, "unknown collective protocol '" + protocol + "' (known: " +
-                                protocolNames() + ")");
+    throw CollectiveChoiceError(
+        true, "unknown collective protocol '" + protocol + "' (known: " + protocolNames() + ")");
   }
   if (request.ranks() == 1) return local(request, config, paths, now);
   if (forcedAlgorithm) {
     const std::string why = forcedAlgorithm->unsupported(request, topology, config);
     if (!why.empty()) {
       throw CollectiveChoiceError(false, std::string("algorithm '") + forcedAlgorithm->name() +
-                                  "' cannot run this " + kindName(request.kind) + ": " + why);
+                                             "' cannot run this " + kindName(request.kind) + ": " +
+                                             why);
     }
     if (forcedProtocol && !forcedAlgorithm->allows(*forcedProtocol)) {
       throw CollectiveChoiceError(false, std::string("algorithm '") + forcedAlgorithm->name() +
-                                  "' does not run with protocol '" + forcedProtocol->name + "'");
+                                             "' does not run with protocol '" +
+                                             forcedProtocol->name + "'");
     }
   }
   const int channels = config.channelsFor(request.bytes);
@@ -65,10 +67,10 @@ Choice choosePlan(const CollectiveRequest& request, const CollectiveTopology& to
     }
   }
   if (!found) {
-    throw CollectiveChoiceError(false, std::string("no algorithm runs this ") + kindName(request.kind) +
-                                (forcedProtocol ? std::string(" with protocol '") +
-                                                      forcedProtocol->name + "'"
-                                                : std::string()));
+    throw CollectiveChoiceError(
+        false, std::string("no algorithm runs this ") + kindName(request.kind) +
+                   (forcedProtocol ? std::string(" with protocol '") + forcedProtocol->name + "'"
+                                   : std::string()));
   }
   return best;
 }

@@ -15,8 +15,7 @@ namespace {
 
 enum class Kind { AllReduce, ReduceScatter, AllGather };
 const char* const kNames[] = {"allreduce", "reduce_scatter", "allgather"};
-const mimicCollectiveKind kKinds[] = {MIMIC_COLLECTIVE_ALL_REDUCE,
-                                      MIMIC_COLLECTIVE_REDUCE_SCATTER,
+const mimicCollectiveKind kKinds[] = {MIMIC_COLLECTIVE_ALL_REDUCE, MIMIC_COLLECTIVE_REDUCE_SCATTER,
                                       MIMIC_COLLECTIVE_ALL_GATHER};
 
 struct Timed {
@@ -29,8 +28,9 @@ Timed timeCollective(Clique& q, const std::vector<int>& devices, std::vector<voi
                      Kind kind, size_t bytes) {
   const int n = q.size();
   const size_t count = bytes / 4, part = count / n;
-  const mimicCollectiveDesc desc{kKinds[int(kind)], kind == Kind::AllReduce ? count : part,
-                                 mimicFloat32, mimicSum, 0, n, devices.data()};
+  const mimicCollectiveDesc desc{
+      kKinds[int(kind)], kind == Kind::AllReduce ? count : part, mimicFloat32, mimicSum, 0, n,
+      devices.data()};
   Timed t{};
   EXPECT_EQ(mimicCollectiveGetPlan(&desc, &t.plan), MIMIC_SUCCESS);
   std::vector<mimicEvent> start(n), end(n);
@@ -74,8 +74,8 @@ Timed timeCollective(Clique& q, const std::vector<int>& devices, std::vector<voi
 // Every kind and size from 1 KiB to maxBytes (x16) on `devices` of `preset`.
 void check(const char* preset, const std::string& overrides, const std::vector<int>& devices,
            size_t maxBytes) {
-  ASSERT_EQ(mimicInitWithPreset(
-                0, preset, ("host.submit_ns=0,coll.host_launch_ns=0," + overrides).c_str()),
+  ASSERT_EQ(mimicInitWithPreset(0, preset,
+                                ("host.submit_ns=0,coll.host_launch_ns=0," + overrides).c_str()),
             MIMIC_SUCCESS);
   const int n = int(devices.size());
   Clique q(devices);
@@ -88,8 +88,8 @@ void check(const char* preset, const std::string& overrides, const std::vector<i
       const Timed t = timeCollective(q, devices, buffers, kind, bytes);
       const double model = double(t.plan.estimateNs);
       const std::string plan = std::string(t.plan.algorithm) + "/" + t.plan.protocol;
-      std::printf("%16s %10zu %14s %10.2f %10.2f %7.3f%%\n", kNames[int(kind)], bytes,
-                  plan.c_str(), t.ns / 1e3, model / 1e3, 100.0 * (t.ns - model) / model);
+      std::printf("%16s %10zu %14s %10.2f %10.2f %7.3f%%\n", kNames[int(kind)], bytes, plan.c_str(),
+                  t.ns / 1e3, model / 1e3, 100.0 * (t.ns - model) / model);
       // Within 1 % (the c10d backend's agreement with the communicator), and never faster
       // than the estimate, which assumes every flow finishes with the busiest resource.
       EXPECT_NEAR(t.ns, model, 0.01 * model) << kNames[int(kind)] << " " << bytes << " " << plan;

@@ -111,8 +111,8 @@ mimicCollectivePlan planOf(int n, size_t count, const char* algo, const char* pr
   proto ? setenv("MIMIC_COLL_PROTO", proto, 1) : unsetenv("MIMIC_COLL_PROTO");
   std::vector<int> devices(n);
   for (int r = 0; r < n; ++r) devices[r] = r;
-  const mimicCollectiveDesc desc{MIMIC_COLLECTIVE_ALL_REDUCE, count, mimicFloat32, mimicSum, 0, n,
-                                 devices.data()};
+  const mimicCollectiveDesc desc{
+      MIMIC_COLLECTIVE_ALL_REDUCE, count, mimicFloat32, mimicSum, 0, n, devices.data()};
   mimicCollectivePlan plan{};
   EXPECT_EQ(mimicCollectiveGetPlan(&desc, &plan), MIMIC_SUCCESS);
   unsetenv("MIMIC_COLL_ALGO");
@@ -157,9 +157,9 @@ TEST_F(Ordering, ForcedChoices) {
   const auto group = [&] {
     EXPECT_EQ(mimicGroupStart(), MIMIC_SUCCESS);
     for (int r = 0; r < 4; ++r) {
-      EXPECT_EQ(mimicAllReduce(bufs[r], bufs[r], 16, mimicFloat32, mimicSum, q.comms[r],
-                               q.queues[r]),
-                MIMIC_SUCCESS);
+      EXPECT_EQ(
+          mimicAllReduce(bufs[r], bufs[r], 16, mimicFloat32, mimicSum, q.comms[r], q.queues[r]),
+          MIMIC_SUCCESS);
     }
     return mimicGroupEnd();
   };

@@ -402,11 +402,11 @@ typedef struct mimicKernelCounters {
   uint64_t flops;
   uint64_t hbmBytesRead; /* by its DMAs and atomics; cacheHitBytes of them came from the cache */
   uint64_t hbmBytesWritten;
-  uint64_t startNs; /* simulated time the first workgroup started */
-  uint64_t endNs;   /* ... and the last one finished */
-  uint64_t cycles;  /* (endNs - startNs) in compute clock cycles */
-  double busy[4];   /* per mimicPipe: busy time / ((endNs - startNs) x compute units), 0..1;
-                       the matrix pipe's cycles at its sustained clock (matrixClockMHz) */
+  uint64_t startNs;       /* simulated time the first workgroup started */
+  uint64_t endNs;         /* ... and the last one finished */
+  uint64_t cycles;        /* (endNs - startNs) in compute clock cycles */
+  double busy[4];         /* per mimicPipe: busy time / ((endNs - startNs) x compute units), 0..1;
+                             the matrix pipe's cycles at its sustained clock (matrixClockMHz) */
   uint64_t cacheHitBytes; /* bytes read that hit the device's cache instead of HBM */
 } mimicKernelCounters;
 
