@@ -216,9 +216,9 @@ def simulated_time(rank, size):
             "model_ns": _allreduce_model_ns(size, 4 << 20), "x0": x[0].item()}
 
 
-def _allreduce_model_ns(ranks, nbytes):
-    """The collective model's time for an f32 all_reduce of nbytes on ranks 0..ranks-1 (their
-    devices 0..ranks-1), as the in-process communicator would run it alone:
+def _allreduce_model_ns(ranks, nbytes, devices=None):
+    """The collective model's time for an f32 all_reduce of nbytes on ranks 0..ranks-1 (on
+    devices 0..ranks-1 unless given), as the in-process communicator would run it alone:
     mimicCollectiveGetPlan, through ctypes on the driver this process has loaded."""
     import ctypes
 
@@ -234,11 +234,32 @@ def _allreduce_model_ns(ranks, nbytes):
 
     with open("/proc/self/maps") as maps:
         path = next(line.split()[-1] for line in maps if line.rstrip().endswith("/libmimic.so"))
-    devices = (ctypes.c_int * ranks)(*range(ranks))
+    devices = (ctypes.c_int * ranks)(*(devices or range(ranks)))
     plan = Plan()
     desc = Desc(0, nbytes // 4, 0, 0, 0, ranks, devices)
     assert ctypes.CDLL(path).mimicCollectiveGetPlan(ctypes.byref(desc), ctypes.byref(plan)) == 0
     return plan.estimateNs
+
+
+def multinode_allreduce(rank, size):
+    """4 ranks as torchrun --nnodes 2 --nproc_per_node 2 places them on a100-4x8 (two ranks to
+    a node: devices 0, 1, 8, 9): the all_reduce crosses the NICs, and takes the model's time for
+    those devices, which is what the in-process communicator takes on them."""
+    os.environ.update(MIMIC_PRESET="a100-4x8", MIMIC_NUM_DEVICES="32", LOCAL_WORLD_SIZE="2")
+    import torch_mimic
+
+    dev = _init(rank, size)
+    x = torch.ones(1 << 20, device=dev)
+    torch_mimic.synchronize()
+    arrived = torch_mimic.Event(enable_timing=True)
+    arrived.record()
+    dist.all_reduce(x)
+    done = torch_mimic.Event(enable_timing=True)
+    done.record()
+    done.synchronize()
+    return {"arrived_to_done_ns": arrived.elapsed_time(done) * 1e6, "x0": x[0].item(),
+            "two_nodes_ns": _allreduce_model_ns(size, 4 << 20, [0, 1, 8, 9]),
+            "one_node_ns": _allreduce_model_ns(size, 4 << 20, [0, 1, 2, 3])}
 
 
 def _link_properties():

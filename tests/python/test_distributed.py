@@ -55,6 +55,16 @@ def test_ranks_agree_on_simulated_time_and_it_is_deterministic(tmp_path):
     assert model_ns - 2 <= first[1]["arrived_to_done_ms"] * 1e6 <= model_ns + OVERHEAD_NS
 
 
+def test_ranks_on_two_nodes_cross_the_network(tmp_path):
+    results = values(run_ranks(dist_workers.multinode_allreduce, 4, tmp_path))
+    assert [r["x0"] for r in results] == [4.0] * 4
+    for r in results:
+        assert r["two_nodes_ns"] > 1.5 * r["one_node_ns"]  # the NICs, not NVLink, bind
+        # The ranks arrive together (nothing before the call), so each waits for the model's
+        # time of the collective on devices 0, 1, 8, 9, give or take an event record.
+        assert r["two_nodes_ns"] - 2 <= r["arrived_to_done_ns"] <= r["two_nodes_ns"] + 5_000
+
+
 def test_async_collective_overlaps_with_compute(tmp_path):
     spans = values(run_ranks(dist_workers.async_overlap, 2, tmp_path))[0]
     assert spans["matmul"] > 0 and spans["allreduce"] > 0
