@@ -1,8 +1,8 @@
 """How close the a100, h100 and mi300x presets (and the multi-node a100-4x8 and h100-4x8) come
 to their real parts: `mimic validate --json` once per preset, then per preset the device rows'
-(memory, compute, copy, launch) and the
-collective rows' geometric-mean error and worst row against the targets (geomean <= 10 %, worst
-row <= 25 %), and the host wall time the validation took. A benchmark that prints; it fails
+(memory, compute, copy, launch) and the collective rows' geometric-mean error and worst row
+against the targets (geomean <= 10 %, worst row <= 25 %), and the host wall time the
+validation took. A benchmark that prints; it fails
 only when a workload could not run.
 
 Run after a build:  PYTHONPATH=build/python /usr/bin/python3 perf/bench_validate.py [PRESET ...]
