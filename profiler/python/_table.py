@@ -15,7 +15,7 @@ def kernel_hbm_bytes(counters):
 
 SORT_KEYS = ("total_ns", "avg_ns", "calls", "flops")
 COPY_KINDS = ("memcpy", "memset")
-COLLECTIVE_KINDS = ("collective", "host_task")
+COLLECTIVE_KINDS = ("collective", "range", "host_task")
 # Kinds during which a queue is doing work; event records/waits and syncs count as idle.
 BUSY_KINDS = ("kernel", "memcpy", "memset", "host_func", "host_task", "range", "collective")
 
@@ -144,7 +144,7 @@ def format_totals(trace):
     lines = ["Total simulated span: %.3f us" % (t["span_ns"] / 1000.0),
              "Kernels: %.3f us" % (t["kernel_ns"] / 1000.0),
              "Copies (memcpy/memset): %.3f us" % (t["copy_ns"] / 1000.0),
-             "Collectives (range/host_task): %.3f us" % (t["collective_ns"] / 1000.0)]
+             "Collectives (collective/range/host_task): %.3f us" % (t["collective_ns"] / 1000.0)]
     for queue, idle_ns in t["idle"]:
         share = 100.0 * idle_ns / t["span_ns"] if t["span_ns"] else 0.0
         lines.append("Idle, device %d %s: %.3f us (%.1f%%)"

@@ -206,7 +206,7 @@ def test_table_text(trace):
     assert "Total simulated span: 1020.000 us" in text
     assert "Kernels: 1002.000 us" in text
     assert "Copies (memcpy/memset): 0.900 us" in text
-    assert "Collectives (range/host_task): 16.000 us" in text
+    assert "Collectives (collective/range/host_task): 16.000 us" in text
     assert "Idle, device 0 stream 0 (default): 10.100 us" in text  # busy 0.1 .. 1010 us
     assert "WARNING: 3 records were dropped" in text
     by_calls = _table.format_table(_table.summary(trace), "calls", top=1).splitlines()
