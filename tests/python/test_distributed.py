@@ -15,8 +15,8 @@ pytestmark = pytest.mark.skipif(not dist.is_available(), reason="torch.distribut
 
 
 # What the device adds around a collective that the model leaves out: filling the input (4 MiB
-# at the default HBM's 1000 GB/s), recording and waiting for a few events. The lower bounds allow 2 ns for rounding (the end is a whole ns,
-# elapsed_time a float in ms). The model's time ("model_ns") is the collective model's estimate
+# at the default HBM's 1000 GB/s), recording and waiting for a few events. The lower bounds
+# allow 2 ns for rounding (the end is a whole ns, elapsed_time a float in ms). The model's time ("model_ns") is the collective model's estimate
 # of the same all_reduce run in one process (mimicCollectiveGetPlan), which the communicator
 # matches within 1 % (tests/collectives/test_fidelity.cpp): so the c10d backend and the
 # in-process communicator agree.
