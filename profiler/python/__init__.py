@@ -25,7 +25,7 @@ from .. import _device
 # The host-op correlation: torch.ops.mimic.profiler_* (profiler/src/host_ops.cpp).
 torch.ops.load_library(os.path.join(os.path.dirname(__file__), "libmimic_profiler.so"))
 
-from . import _chrome, _driver, _table, _timeline, _torch_bridge  # noqa: E402
+from . import _chrome, _driver, _files, _table, _timeline, _torch_bridge  # noqa: E402
 
 # Under MIMIC_SANITIZE, the driver's reports name the aten op behind each command.
 if os.environ.get("MIMIC_SANITIZE"):
@@ -159,8 +159,8 @@ class profile:
         return path
 
     def save(self, path):
-        with open(path, "w") as f:
-            json.dump(self._require_trace(), f)
+        trace = self._require_trace()
+        _files.write_atomically(path, lambda out: json.dump(trace, out))
         return path
 
 

@@ -12,6 +12,7 @@ Pure Python on purpose (no torch import): it must run on a machine that only has
 """
 import json
 
+from ._files import write_atomically
 from ._table import kernel_hbm_bytes
 
 FORMAT = "mimic-trace"
@@ -126,17 +127,30 @@ def bandwidth_samples(trace, device):
     """[(ns, GB/s)]: HBM bandwidth in use on `device` as a step function.
 
     Each kernel / memcpy / memset contributes bytes/duration over its interval; bytes per ns is
-    exactly GB/s. A value holds from its timestamp until the next sample.
+    exactly GB/s. A value holds from its timestamp until the next sample. One sweep over the
+    interval ends in time order; each sample sums the intervals then open, in record order (so
+    that the sum, and its rounding, does not depend on how they were reached).
     """
-    intervals = []
-    for act in trace["activities"]:
+    changes = []  # (ns, 0 for an end / 1 for a start, record order, rate)
+    for order, act in enumerate(trace["activities"]):
         duration = act["end_ns"] - act["start_ns"]
         nbytes = _hbm_bytes(act)
         if act["device"] == device and duration > 0 and nbytes > 0:
-            intervals.append((act["start_ns"], act["end_ns"], nbytes / duration))
-    boundaries = sorted({t for start, end, _ in intervals for t in (start, end)})
-    return [(t, sum(rate for start, end, rate in intervals if start <= t < end))
-            for t in boundaries]
+            changes.append((act["start_ns"], 1, order, nbytes / duration))
+            changes.append((act["end_ns"], 0, order, 0.0))
+    changes.sort()
+    samples, open_rates, i = [], {}, 0
+    while i < len(changes):
+        t = changes[i][0]
+        while i < len(changes) and changes[i][0] == t:
+            _, starts, order, rate = changes[i]
+            if starts:
+                open_rates[order] = rate
+            else:
+                del open_rates[order]
+            i += 1
+        samples.append((t, sum(open_rates[order] for order in sorted(open_rates))))
+    return samples
 
 
 def _counter_events(trace):
@@ -160,8 +174,7 @@ def to_chrome(trace):
 
 
 def save_chrome(trace, path):
-    with open(path, "w") as out:
-        json.dump(to_chrome(trace), out)
+    write_atomically(path, lambda out: json.dump(to_chrome(trace), out))
 
 
 def _check_trace(trace, path):

@@ -8,6 +8,7 @@ import html
 import math
 
 from . import _table
+from ._files import write_atomically
 
 WIDTH = 1200          # px of the whole SVG
 LABEL_W = 230         # px left of the time axis, for lane names
@@ -140,5 +141,4 @@ def render(trace, title="mimic trace"):
 
 
 def save_timeline(trace, path, title="mimic trace"):
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(render(trace, title))
+    write_atomically(path, lambda out: out.write(render(trace, title)))

@@ -145,6 +145,53 @@ def test_chrome_counters(trace):
     assert sorted(ts for pid, ts in bandwidth if pid == 2) == [1001.0, 1002.0]
 
 
+def _overlapping_copies(count, seed):
+    """`count` copies on device 0 at pseudo-random, overlapping times, with shared ends."""
+    import random
+
+    rng = random.Random(seed)
+    trace = make_trace()
+    trace["activities"] = []
+    for i in range(count):
+        start = rng.randrange(0, 1000) * 10
+        trace["activities"].append(
+            _act("memcpy", 0, 7, start, start + rng.randrange(1, 50) * 10, i, nbytes=1 + i * 7,
+                 copy_kind="DtoD"))
+    return trace
+
+
+def test_bandwidth_samples_are_the_open_intervals_sums():
+    """The sweep gives, at each boundary, exactly the sum (in record order) of the intervals
+    open there, as summing every interval at every boundary would."""
+    trace = _overlapping_copies(400, seed=5)
+    intervals = [(a["start_ns"], a["end_ns"], a["bytes"] / (a["end_ns"] - a["start_ns"]))
+                 for a in trace["activities"]]
+    boundaries = sorted({t for start, end, _ in intervals for t in (start, end)})
+    brute = [(t, sum(rate for start, end, rate in intervals if start <= t < end))
+             for t in boundaries]
+    assert _chrome.bandwidth_samples(trace, 0) == brute
+
+
+def test_an_interrupted_save_keeps_the_earlier_file(trace, tmp_path):
+    path = tmp_path / "trace.json"
+    _chrome.save_chrome(trace, path)
+    good = path.read_text()
+
+    class Interrupt(Exception):
+        pass
+
+    def interrupted(out):
+        out.write("{half a file")
+        raise Interrupt()
+
+    from torch_mimic.profiler import _files
+
+    with pytest.raises(Interrupt):
+        _files.write_atomically(path, interrupted)
+    assert path.read_text() == good
+    assert os.listdir(tmp_path) == ["trace.json"]  # no temporary file left behind
+
+
 def test_save_load_round_trip(trace, tmp_path):
     path = tmp_path / "trace.json"
     _chrome.save_chrome(trace, path)
