@@ -369,6 +369,14 @@ void ProcessGroupMimic::agree(Call& call) {
   constexpr int64_t kPartsPerMillion = 1000000;
   constexpr int kSplits = 10;
   const int64_t fields = kSplits + 2 * int64_t(size);
+  // Where this rank sits in the simulated system; a group that does not fit is this rank's
+  // error, shared like a bad argument so that every rank fails instead of waiting.
+  int device = -1;
+  try {
+    device = globalDevice(getRank(), size);
+  } catch (const c10::Error& e) {
+    if (call.error.empty()) setError(call, e.msg());
+  }
   at::Tensor mine = at::zeros({fields}, at::kLong);
   int64_t* m = mine.data_ptr<int64_t>();
   m[0] = call.name;
@@ -380,7 +388,7 @@ void ProcessGroupMimic::agree(Call& call) {
   m[6] = int64_t(arrivalNs);
   m[7] = int64_t(call.bytes);
   m[8] = std::llround(linkSlowdown() * kPartsPerMillion);
-  m[9] = globalDevice(getRank(), size);
+  m[9] = device;
   for (size_t i = 0; i < call.inputSplits.size() && int(i) < size; ++i) {
     m[kSplits + i] = call.inputSplits[i];
   }

@@ -262,6 +262,17 @@ def multinode_allreduce(rank, size):
             "one_node_ns": _allreduce_model_ns(size, 4 << 20, [0, 1, 2, 3])}
 
 
+def too_many_ranks(rank, size):
+    """A group of `size` ranks on a system of 2 devices: the collective says so."""
+    os.environ["MIMIC_NUM_DEVICES"] = "2"
+    dev = _init(rank, size)
+    try:
+        dist.all_reduce(torch.ones(4, device=dev))
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
 def _link_properties():
     import torch_mimic
 

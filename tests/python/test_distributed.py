@@ -65,6 +65,14 @@ def test_ranks_on_two_nodes_cross_the_network(tmp_path):
         assert r["two_nodes_ns"] - 2 <= r["arrived_to_done_ns"] <= r["two_nodes_ns"] + 5_000
 
 
+def test_a_group_larger_than_the_system_is_named(tmp_path):
+    """Rank 2 has no device in a system of 2: it says why, the others name it."""
+    errors = values(run_ranks(dist_workers.too_many_ranks, 3, tmp_path))
+    assert "a group of 3 ranks" in errors[2] and "MIMIC_NUM_DEVICES" in errors[2], errors[2]
+    for error in errors[:2]:
+        assert "rank(s) 2 passed invalid arguments" in error, error
+
+
 def test_async_collective_overlaps_with_compute(tmp_path):
     spans = values(run_ranks(dist_workers.async_overlap, 2, tmp_path))[0]
     assert spans["matmul"] > 0 and spans["allreduce"] > 0
