@@ -196,7 +196,7 @@ void elementwise(const LaunchContext& ctx, const TensorView& out,
   const std::string kernelKey = "elementwise|" + key + "|r" + std::to_string(iteration.rank) +
                                 "|p" + std::to_string(plan.split) + "|u" +
                                 std::to_string(iteration.uniformInputs);
-  mimicFunction fn = cachedKernel(ctx.device, kernelKey, [&] {
+  const KernelRef fn = cachedKernel(ctx.device, kernelKey, [&] {
     return buildElementwiseKernel(program, iteration, layout, scalars.size());
   });
   const uint32_t grid = static_cast<uint32_t>(std::min<int64_t>(plan.tiles, units));

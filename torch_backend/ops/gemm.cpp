@@ -127,7 +127,7 @@ void gemm(const LaunchContext& ctx, const TensorView& c, const TensorView& a, co
   for (int v = 0; v < 3; ++v) {
     shape.columnWalk[v] = std::llabs(views[v]->strides[1]) < std::llabs(views[v]->strides[2]);
   }
-  mimicFunction fn =
+  const KernelRef fn =
       cachedKernel(ctx.device, shape.key(), [&] { return detail::buildGemmKernel(shape); });
   const mimicDim3 grid{static_cast<uint32_t>(tilesM * tilesN), 1, static_cast<uint32_t>(batch)};
   launch(ctx, fn, grid, args);

@@ -171,8 +171,8 @@ void launchFitted(const LaunchContext& ctx, const IndexedCopy& c, const IndexKer
   args[a.alphaSlab] = args[a.targetSlab] + tileItems * slab;
 
   const std::string name = std::string(c.op) + "_" + isa::dtypeName(c.dtype);
-  mimicFunction fn = cachedKernel(ctx.device, name + "." + key.cacheKey(),
-                                  [&] { return buildIndexKernel(key, name); });
+  const KernelRef fn = cachedKernel(ctx.device, name + "." + key.cacheKey(),
+                                    [&] { return buildIndexKernel(key, name); });
   const unsigned chunks = static_cast<unsigned>(b > 0 ? ceilDiv(c.blockSizes.front(), chunk) : 1);
   // Items [firstD0, d0Limit) x rows [firstRow, rowLimit), split over x and y.
   auto run = [&](int64_t firstD0, int64_t d0Limit, int64_t d0PerWorkgroup, int64_t firstRow,

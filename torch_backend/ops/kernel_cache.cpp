@@ -1,5 +1,7 @@
 #include "torch_backend/ops/kernel_cache.h"
 
+#include <cstdlib>
+#include <list>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -11,38 +13,104 @@
 namespace mimic::ops {
 namespace {
 
+// MIMIC_KERNEL_CACHE_SIZE, read once.
+size_t capacityFromEnvironment() {
+  const char* text = std::getenv("MIMIC_KERNEL_CACHE_SIZE");
+  if (!text || !*text) return 2048;
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  if (*end != '\0' || value < 1) {
+    throw mimic::Error(MIMIC_ERROR_INVALID_VALUE,
+                       std::string("MIMIC_KERNEL_CACHE_SIZE must be a whole number of kernels "
+                                   "above 0, not '") +
+                           text + "'");
+  }
+  return size_t(value);
+}
+
+// Least recently used first.
+class KernelCache {
+ public:
+  KernelRef find(int device, const std::string& key) {
+    auto found = entries_.find({device, key});
+    if (found == entries_.end()) return nullptr;
+    ++stats_.hits;
+    order_.splice(order_.end(), order_, found->second.position);
+    return found->second.kernel;
+  }
+  void insert(int device, const std::string& key, KernelRef kernel) {
+    ++stats_.misses;
+    while (!order_.empty() && entries_.size() >= capacity_) {
+      entries_.erase(order_.front());
+      order_.pop_front();
+      ++stats_.evictions;
+    }
+    order_.push_back({device, key});
+    entries_[{device, key}] = {std::move(kernel), std::prev(order_.end())};
+  }
+  KernelCacheStats stats() const {
+    KernelCacheStats s = stats_;
+    s.entries = int64_t(entries_.size());
+    s.capacity = int64_t(capacity_);
+    return s;
+  }
+
+ private:
+  using Key = std::pair<int, std::string>;
+  struct Entry {
+    KernelRef kernel;
+    std::list<Key>::iterator position;
+  };
+  size_t capacity_ = capacityFromEnvironment();
+  std::list<Key> order_;
+  std::map<Key, Entry> entries_;
+  KernelCacheStats stats_;
+};
+
 std::mutex& cacheMutex() {
   static std::mutex m;
   return m;
 }
 
-// Modules stay loaded for the life of the process, like a CUDA fatbin's kernels.
-std::map<std::pair<int, std::string>, mimicFunction>& functions() {
-  static std::map<std::pair<int, std::string>, mimicFunction> table;
-  return table;
+// Never destroyed: at exit the driver may be gone before it, and unloading is moot then.
+KernelCache& cache() {
+  static KernelCache* instance = new KernelCache;
+  return *instance;
 }
 
 }  // namespace
 
-mimicFunction cachedKernel(int device, const std::string& key,
-                           const std::function<isa::Function()>& build) {
+LoadedKernel::~LoadedKernel() {
+  mimicModuleUnload(module_);  // queued kernels still run; a failure leaves nothing to undo
+}
+
+KernelRef cachedKernel(int device, const std::string& key,
+                       const std::function<isa::Function()>& build) {
   std::lock_guard<std::mutex> lock(cacheMutex());
-  auto found = functions().find({device, key});
-  if (found != functions().end()) return found->second;
+  if (KernelRef found = cache().find(device, key)) return found;
   isa::Function function = build();
   const std::string name = function.name;
   std::vector<uint8_t> image = isa::encodeImage(isa::Module{{std::move(function)}});
   mimicModule module = nullptr;
   MIMIC_CHECK(mimicModuleLoad(device, image.data(), image.size(), &module));
   mimicFunction fn = nullptr;
-  MIMIC_CHECK(mimicModuleGetFunction(module, name.c_str(), &fn));
-  functions()[{device, key}] = fn;
-  return fn;
+  const mimicResult found = mimicModuleGetFunction(module, name.c_str(), &fn);
+  if (found != MIMIC_SUCCESS) mimicModuleUnload(module);
+  MIMIC_CHECK(found);
+  auto kernel = std::make_shared<const LoadedKernel>(module, fn);
+  cache().insert(device, key, kernel);
+  return kernel;
 }
 
-void launch(const LaunchContext& ctx, mimicFunction fn, mimicDim3 grid,
+KernelCacheStats kernelCacheStats() {
+  std::lock_guard<std::mutex> lock(cacheMutex());
+  return cache().stats();
+}
+
+void launch(const LaunchContext& ctx, const KernelRef& kernel, mimicDim3 grid,
             const std::vector<int64_t>& args) {
-  MIMIC_CHECK(mimicLaunchKernel(fn, grid, args.data(), args.size() * sizeof(int64_t), ctx.queue));
+  MIMIC_CHECK(mimicLaunchKernel(kernel->function(), grid, args.data(),
+                                args.size() * sizeof(int64_t), ctx.queue));
 }
 
 const mimicDeviceProperties& deviceProperties(int device) {

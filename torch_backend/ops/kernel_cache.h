@@ -1,10 +1,16 @@
 // Op kernels are generated with the builder on first use and loaded once per device. The cache
 // key names everything the generated code depends on (op, element types, shape class); values
 // that vary per call (addresses, sizes, strides, scalars) are kernel arguments.
+//
+// The cache holds at most MIMIC_KERNEL_CACHE_SIZE kernels (default 2048) and evicts the least
+// recently used one beyond that: programs that bake a value into their text (an elementwise
+// program with a changing constant) cannot grow it without bound. An evicted kernel's module
+// is unloaded once nothing holds it; kernels already queued still run.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,13 +19,37 @@
 
 namespace mimic::ops {
 
-// The function for `key` on `device`, built by `build` the first time. Thread-safe.
-// Throws mimic::Error when the module cannot be loaded.
-mimicFunction cachedKernel(int device, const std::string& key,
-                           const std::function<isa::Function()>& build);
+// A loaded kernel; its module stays loaded while the cache or a caller holds it.
+class LoadedKernel {
+ public:
+  LoadedKernel(mimicModule module, mimicFunction function) : module_(module), function_(function) {}
+  ~LoadedKernel();
+  LoadedKernel(const LoadedKernel&) = delete;
+  LoadedKernel& operator=(const LoadedKernel&) = delete;
+  mimicFunction function() const { return function_; }
+
+ private:
+  mimicModule module_;
+  mimicFunction function_;
+};
+using KernelRef = std::shared_ptr<const LoadedKernel>;
+
+// The kernel for `key` on `device`, built by `build` the first time (or after its eviction).
+// Thread-safe. Throws mimic::Error when the module cannot be loaded.
+KernelRef cachedKernel(int device, const std::string& key,
+                       const std::function<isa::Function()>& build);
+
+struct KernelCacheStats {
+  int64_t hits = 0;
+  int64_t misses = 0;  // kernels built and loaded
+  int64_t evictions = 0;
+  int64_t entries = 0;
+  int64_t capacity = 0;
+};
+KernelCacheStats kernelCacheStats();
 
 // Launches with 8-byte arguments. Throws mimic::Error naming the kernel on failure.
-void launch(const LaunchContext& ctx, mimicFunction fn, mimicDim3 grid,
+void launch(const LaunchContext& ctx, const KernelRef& kernel, mimicDim3 grid,
             const std::vector<int64_t>& args);
 
 // The properties of `device`, read once.

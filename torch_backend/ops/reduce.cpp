@@ -125,7 +125,7 @@ Dims coalesce(const Dims& dims, bool kept) {
 namespace detail {
 
 void launchPlan(const LaunchContext& ctx, const Plan& p, const LaunchOperands& operands) {
-  mimicFunction fn =
+  const KernelRef fn =
       cachedKernel(ctx.device, p.shape.key(), [&] { return buildReduceKernel(p.shape); });
   launch(ctx, fn,
          {static_cast<uint32_t>(p.gridX()), static_cast<uint32_t>(p.gridY()),

@@ -10,6 +10,7 @@
 
 #include "mimic/mimic_debug.h"
 
+#include "torch_backend/ops/kernel_cache.h"
 #include "torch_backend/src/caching_allocator.h"
 #include "torch_backend/src/device_runtime.h"
 #include "torch_backend/src/fallback_counter.h"
@@ -153,6 +154,11 @@ void resetPeakMemoryStats(int64_t device) {
 void emptyCache() {
   cachingAllocator().emptyCache();
 }
+// hits, misses (kernels built and loaded), evictions, entries, capacity.
+std::vector<int64_t> kernelCacheStats() {
+  const mimic::ops::KernelCacheStats s = mimic::ops::kernelCacheStats();
+  return {s.hits, s.misses, s.evictions, s.entries, s.capacity};
+}
 void resetDevice(int64_t device) {
   ensureInitialized();
   cachingAllocator().resetDevice(static_cast<int>(device));
@@ -277,6 +283,7 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
   m.def("memory_stats(int device) -> int[]", memoryStats);
   m.def("reset_peak_memory_stats(int device) -> ()", resetPeakMemoryStats);
   m.def("empty_cache() -> ()", emptyCache);
+  m.def("kernel_cache_stats() -> int[]", kernelCacheStats);
   m.def("reset_device(int device) -> ()", resetDevice);
   m.def("memory_summary(int device) -> str", memorySummary);
   m.def("sanitizer_tools() -> int", sanitizerTools);

@@ -34,6 +34,15 @@ def reset_peak_memory_stats(device=None):
     _ops.reset_peak_memory_stats(_index(device))
 
 
+_KERNEL_CACHE_STAT_NAMES = ("hits", "misses", "evictions", "entries", "capacity")
+
+
+def kernel_cache_stats():
+    """The op kernel cache (all devices): hits, misses (kernels built and loaded), evictions,
+    kernels held now, and its capacity (MIMIC_KERNEL_CACHE_SIZE, default 2048)."""
+    return dict(zip(_KERNEL_CACHE_STAT_NAMES, _ops.kernel_cache_stats()))
+
+
 def empty_cache():
     """Returns the allocator's unused cached blocks to the device."""
     _ops.empty_cache()
