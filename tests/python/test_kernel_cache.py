@@ -10,17 +10,16 @@ import torch_mimic
 
 DEV = torch_mimic.DEVICE_TYPE
 
-# alpha is part of an elementwise program's text today, so each value is a kernel of its own
-# (the C++ op table issue makes scalars kernel arguments).
+# Six ops, each a kernel of its own, cycled three times.
 CHILD = textwrap.dedent("""
     import json, torch, torch_mimic
-    x = torch.arange(64, dtype=torch.float32, device="privateuseone")
-    y = torch.ones(64, device="privateuseone")
+    x = torch.arange(64, dtype=torch.float32)
+    y = torch.full((64,), 3.0)
+    dx, dy = x.to("privateuseone"), y.to("privateuseone")
     ok = True
     for step in range(3):
-        for alpha in (0.5, 1.5, 2.5, 3.5, 4.5, 5.5):
-            got = torch.add(x, y, alpha=alpha).cpu()
-            ok = ok and torch.equal(got, torch.arange(64, dtype=torch.float32) + alpha)
+        for op in (torch.add, torch.sub, torch.mul, torch.div, torch.maximum, torch.minimum):
+            ok = ok and torch.equal(op(dx, dy).cpu(), op(x, y))
     print(json.dumps({"ok": ok, "stats": torch_mimic.kernel_cache_stats()}))
 """)
 
@@ -46,6 +45,25 @@ def test_stats_count_hits_and_misses():
     assert after_second["entries"] <= after_second["capacity"] == 2048
 
 
+def test_a_new_alpha_builds_no_kernel():
+    """alpha (an LR scheduler's changing learning rate) is a kernel argument."""
+    x = torch.arange(32, dtype=torch.float32, device=DEV)
+    y = torch.ones(32, device=DEV)
+
+    def step(lr):
+        got = torch.add(x, y, alpha=-lr).cpu()
+        assert torch.equal(got, torch.arange(32, dtype=torch.float32) - torch.tensor(lr))
+        z = x.clone()
+        z.add_(y, alpha=-lr)
+        assert torch.equal(z.cpu(), got)
+
+    step(0.25)  # builds the kernels of these ops once
+    before = torch_mimic.kernel_cache_stats()["misses"]
+    for i in range(5):
+        step(0.1 / (i + 1))
+    assert torch_mimic.kernel_cache_stats()["misses"] == before
+
+
 def test_a_small_cache_evicts_and_results_stay_right():
     result, _ = run_child(4)
     assert result["ok"]
@@ -53,7 +71,7 @@ def test_a_small_cache_evicts_and_results_stay_right():
     assert stats["capacity"] == 4
     assert stats["entries"] <= 4
     assert stats["evictions"] > 0
-    # Six alphas cycled through four entries: every kernel is rebuilt on every round.
+    # Six kernels cycled through four entries: every kernel is rebuilt on every round.
     big, _ = run_child(64)
     assert big["ok"] and big["stats"]["evictions"] == 0
     assert stats["misses"] > big["stats"]["misses"]

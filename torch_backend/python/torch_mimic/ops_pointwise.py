@@ -154,10 +154,12 @@ def isnan(self):
 # --- binary --------------------------------------------------------------------------------
 
 
-def _binary_template(token, alpha):
+def _binary(token, self, other, alpha):
+    """The program and operands of self <token> other (times alpha): alpha is an operand, so a
+    kernel argument, never part of the program's text, and a new value never builds a kernel."""
     if alpha is None or alpha == 1:
-        return "{0} {1} " + token
-    return "{0} {1} %r mul %s" % (float(alpha), token)
+        return "{0} {1} " + token, [self, other]
+    return "{0} {1} {2} mul " + token, [self, other, alpha]
 
 
 def _register_binary(name, token, has_alpha=False, float_result=False):
@@ -167,17 +169,18 @@ def _register_binary(name, token, has_alpha=False, float_result=False):
 
     def functional(self, other, alpha=1):
         dtype = dtype_of(self, other)
-        return _run(_binary_template(token, alpha if has_alpha else None), [self, other], dtype, dtype)
+        template, values = _binary(token, self, other, alpha if has_alpha else None)
+        return _run(template, values, dtype, dtype)
 
     def inplace(self, other, alpha=1):
         dtype = dtype_of(self, other)
-        return _run(_binary_template(token, alpha if has_alpha else None), [self, other], dtype, dtype,
-                    inplace=self)
+        template, values = _binary(token, self, other, alpha if has_alpha else None)
+        return _run(template, values, dtype, dtype, inplace=self)
 
     def out_variant(self, other, alpha=1, *, out):
         dtype = dtype_of(self, other)
-        return _run(_binary_template(token, alpha if has_alpha else None), [self, other], dtype, dtype,
-                    out=out)
+        template, values = _binary(token, self, other, alpha if has_alpha else None)
+        return _run(template, values, dtype, dtype, out=out)
 
     for suffix in ("Tensor", "Scalar"):
         if _has_overload(f"{name}.{suffix}"):
