@@ -127,7 +127,9 @@ inline void check(const std::string& program, DType compute, const std::vector<T
     for (int64_t k = 0; k < out.elements(); ++k) v.push_back(out.at(k));
     return v;
   }();
-  mimic::ops::elementwise({}, out.view(), views, program, compute, scalars, random);
+  mimic::ops::elementwise({}, out.view(), views, program, compute,
+                          std::vector<mimic::ops::ScalarArg>(scalars.begin(), scalars.end()),
+                          random);
   out.download();
   const std::vector<std::string> words = ewref::tokens(program);
   std::vector<bool> written(out.elements(), false);

@@ -324,7 +324,7 @@ TEST_F(Elementwise, BadProgramsThrowNamingTheToken) {
       {"x0 inf max", DType::I64, 0, "literal 'inf'"},
   };
   for (const Case& c : cases) {
-    const std::vector<double> scalars(c.scalars, 1.0);
+    const std::vector<mimic::ops::ScalarArg> scalars(c.scalars, 1.0);
     try {
       mimic::ops::elementwise({}, out.view(), {a.view()}, c.program, c.compute, scalars);
       ADD_FAILURE() << "no exception for '" << c.program << "'";
@@ -339,7 +339,8 @@ TEST_F(Elementwise, BadProgramsThrowNamingTheToken) {
 TEST_F(Elementwise, BadArgumentsThrow) {
   Tensor a(DType::F32, {8}), b(DType::F32, {4, 2}), out(DType::F32, {8});
   auto run = [&](const TensorView& o, const std::vector<TensorView>& in, size_t scalars) {
-    mimic::ops::elementwise({}, o, in, "x0", DType::F32, std::vector<double>(scalars, 0.0));
+    mimic::ops::elementwise({}, o, in, "x0", DType::F32,
+                            std::vector<mimic::ops::ScalarArg>(scalars, 0.0));
   };
   EXPECT_THROW(run(out.view(), {b.view()}, 0), std::invalid_argument);  // rank
   TensorView shorter = a.view();

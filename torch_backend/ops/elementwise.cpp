@@ -126,7 +126,7 @@ TilePlan planTiles(const Coalesced& dims, int64_t numel, int64_t maxCapacity, in
 std::vector<int64_t> kernelArgs(const Program& program, const IterationClass& iteration,
                                 const Coalesced& dims, const TilePlan& plan,
                                 const std::vector<const TensorView*>& operands,
-                                const std::vector<double>& scalars, RandomKey random) {
+                                const std::vector<ScalarArg>& scalars, RandomKey random) {
   const ElementwiseArgs a = elementwiseArgs(program, iteration, scalars.size());
   std::vector<int64_t> args(a.total);
   args[ElementwiseArgs::kTiles] = plan.tiles;
@@ -159,7 +159,7 @@ std::vector<int64_t> kernelArgs(const Program& program, const IterationClass& it
 
 void elementwise(const LaunchContext& ctx, const TensorView& out,
                  const std::vector<TensorView>& inputs, const std::string& text, isa::DType compute,
-                 const std::vector<double>& scalars, RandomKey random) {
+                 const std::vector<ScalarArg>& scalars, RandomKey random) {
   std::vector<isa::DType> dtypes;
   std::string key = text + "|" + isa::dtypeName(compute) + "|" + isa::dtypeName(out.dtype) + "|" +
                     std::to_string(scalars.size()) + "|";

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "torch_backend/ops/kernel_cache.h"
 #include "torch_backend/ops/tensor_view.h"
 
 namespace mimic::ops {
@@ -39,6 +40,6 @@ struct RandomKey {
 // sizes, or too many inputs or scalars; mimic::Error if the launch fails.
 void elementwise(const LaunchContext& ctx, const TensorView& out,
                  const std::vector<TensorView>& inputs, const std::string& program,
-                 isa::DType compute, const std::vector<double>& scalars, RandomKey random = {});
+                 isa::DType compute, const std::vector<ScalarArg>& scalars, RandomKey random = {});
 
 }  // namespace mimic::ops

@@ -139,4 +139,11 @@ int64_t scalarBits(double value, isa::DType type) {
   return static_cast<int64_t>(value);
 }
 
+int64_t scalarBits(const ScalarArg& value, isa::DType type) {
+  if (!value.isInteger) return scalarBits(value.real, type);
+  if (isa::isFloat(type)) return scalarBits(static_cast<double>(value.integer), type);
+  if (type == isa::DType::U8) return static_cast<uint8_t>(value.integer);
+  return value.integer;
+}
+
 }  // namespace mimic::ops

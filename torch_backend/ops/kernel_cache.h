@@ -61,8 +61,20 @@ size_t scratchpadBytes(int device);
 // Compute units of `device` (cached): how many workgroups a launch needs to fill the device.
 int computeUnits(int device);
 
+// A scalar operand as c10::Scalar carries a real one: an exact integer, or a double.
+struct ScalarArg {
+  ScalarArg(double value) : real(value) {}                   // NOLINT: numbers convert implicitly
+  ScalarArg(int value) : isInteger(true), integer(value) {}  // NOLINT
+  ScalarArg(int64_t value) : isInteger(true), integer(value) {}  // NOLINT
+  bool isInteger = false;
+  int64_t integer = 0;
+  double real = 0;
+};
+
 // The bits of `value` converted to `type`, as a kernel argument for VBinaryS/VFill-style scalar
-// operands (floats as their IEEE bits, integers sign-extended).
+// operands (floats as their IEEE bits, integers sign-extended). An integer stays exact in an
+// integer type (int64 values beyond 2^53 included).
 int64_t scalarBits(double value, isa::DType type);
+int64_t scalarBits(const ScalarArg& value, isa::DType type);
 
 }  // namespace mimic::ops

@@ -46,14 +46,21 @@ std::vector<ops::TensorView> viewsOf(const at::TensorList& tensors, const at::Te
 }
 
 void elementwise(const at::Tensor& out, at::TensorList inputs, c10::string_view program,
-                 at::ScalarType compute, at::ArrayRef<double> scalars, int64_t seed,
+                 at::ScalarType compute, at::ArrayRef<c10::Scalar> scalars, int64_t seed,
                  int64_t offset) {
   isa::DType computeType;
   TORCH_CHECK_NOT_IMPLEMENTED(isaDTypeOf(compute, &computeType),
                               "mimic: elementwise cannot compute in ", compute);
+  // Integers (and bools) stay exact: an int64 beyond 2^53 is not rounded through a double.
+  std::vector<ops::ScalarArg> values;
+  for (const c10::Scalar& s : scalars) {
+    TORCH_CHECK_NOT_IMPLEMENTED(!s.isComplex(), "mimic: complex scalars are not supported");
+    values.push_back(s.isFloatingPoint() ? ops::ScalarArg(s.toDouble())
+                                         : ops::ScalarArg(s.toLong()));
+  }
   run("elementwise", [&] {
     ops::elementwise(launchContextOf(out), viewOf(out), viewsOf(inputs, out, "elementwise"),
-                     std::string(program), computeType, scalars.vec(),
+                     std::string(program), computeType, values,
                      ops::RandomKey{static_cast<uint64_t>(seed), static_cast<uint64_t>(offset)});
   });
 }
@@ -167,7 +174,7 @@ void indexPut(const at::Tensor& self, at::TensorList indices, const at::Tensor& 
 TORCH_LIBRARY_FRAGMENT(mimic, m) {
   m.def(
       "elementwise(Tensor(a!) out, Tensor[] inputs, str program, ScalarType compute, "
-      "float[] scalars, int seed=0, int offset=0) -> ()",
+      "Scalar[] scalars, int seed=0, int offset=0) -> ()",
       elementwise);
   m.def(
       "reduce(Tensor(a!) out, Tensor input, int[] dims, str kind, str map=\"\", "

@@ -130,6 +130,13 @@ def scalar_value(x):
     return x.item() if isinstance(x, torch.Tensor) else x
 
 
+def _exact(value):
+    """A scalar as the op schema's Scalar takes it: integers stay integers (exact beyond 2^53)."""
+    if type(value) in (int, float, bool):
+        return value
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+
 def launch(out, inputs, program, compute, scalars=(), key=(0, 0)):
     """Runs ``program`` (see torch_backend/ops/elementwise.h) over ``out``'s shape; inputs are
     broadcast to it. A zero-element output launches nothing."""
@@ -139,7 +146,7 @@ def launch(out, inputs, program, compute, scalars=(), key=(0, 0)):
     shape = out.shape
     expanded = [t if t.shape == shape else t.expand(shape) for t in inputs]
     _ops.elementwise(out, expanded, program, _COMPUTE.get(compute) or compute_dtype(compute),
-                     [float(s) for s in scalars], key[0], key[1])
+                     [_exact(s) for s in scalars], key[0], key[1])
     return out
 
 
