@@ -37,7 +37,6 @@ class System : public sc_core::sc_module {
   // throws coll::CollectiveChoiceError for a forced algorithm or protocol that cannot run it.
   coll::Choice planCollective(const coll::CollectiveRequest& request, const std::string& algorithm,
                               const std::string& protocol, SimTime now) const;
-  const coll::CollectiveTopology& collectiveTopology() const { return collectiveTopology_; }
   const coll::CollectiveStats& collectiveStats() const { return runner_->stats(); }
 
  private:

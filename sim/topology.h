@@ -70,7 +70,6 @@ class Topology {
   // A switch topology's uplink from, and downlink into, a device (in-switch reduction).
   Route routeToSwitch(int srcDevice) const;
   Route routeFromSwitch(int dstDevice) const;
-  const DeviceLinkConfig& config() const { return config_; }
   int devicesPerNode() const { return devicesPerNode_; }
 
   // Transfers that start after simulated time `since` see `slowdown`. Any thread: the host

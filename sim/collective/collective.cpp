@@ -8,9 +8,4 @@ const char* kindName(CollectiveKind kind) {
   return kNames[int(kind)];
 }
 
-bool reduces(CollectiveKind kind) {
-  return kind == CollectiveKind::AllReduce || kind == CollectiveKind::Reduce ||
-         kind == CollectiveKind::ReduceScatter;
-}
-
 }  // namespace mimic::sim::coll

@@ -12,8 +12,6 @@ namespace mimic::sim::coll {
 enum class CollectiveKind { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AllToAll };
 
 const char* kindName(CollectiveKind kind);
-// Whether the collective combines values (its receiver reads its own data too).
-bool reduces(CollectiveKind kind);
 
 struct CollectiveRequest {
   CollectiveKind kind = CollectiveKind::AllReduce;
@@ -32,7 +30,6 @@ struct CollectiveTopology {
   int devicesPerNode = 1;
   bool switchReduces = false;  // the switch can reduce and multicast (NVLS)
   int nodeOf(int device) const { return device / devicesPerNode; }
-  int localOf(int device) const { return device % devicesPerNode; }
 };
 
 }  // namespace mimic::sim::coll

@@ -25,7 +25,6 @@ class CollectivePaths {
   std::vector<PathUse> path(const Transfer& t, const Protocol& protocol, SimTime now) const;
   uint64_t latencyNs(const Transfer& t) const;
   double bandwidthGBps(int resource) const { return network_.stats(resource).bandwidthGBps; }
-  const Topology& topology() const { return topology_; }
 
  private:
   Route routeOf(const Transfer& t) const;
