@@ -21,6 +21,24 @@ bool needsLibmExp(float x) {
   return (x > -104.0f && x < -87.0f) || (x > 88.0f && x < 89.0f);
 }
 
+// xsimd reduces arguments beyond its medium range (a few hundred) element by element with a
+// routine that left-shifts negative values (undefined in C++17; UBSan stops the fuzzer on it).
+// Those lanes, and NaN and infinities, take libm's double sin or cos rounded to f32; the others
+// keep xsimd's result, computed as if the large lanes were 0 so that they do not change it.
+template <typename VectorFn>
+FB trig(const FB& x, VectorFn vector, double (*scalar)(double)) {
+  const auto large = !(xsimd::abs(x) <= xsimd::constants::mediumpi<FB>());
+  if (!xsimd::any(large)) return vector(x);
+  alignas(64) float in[kLanes<float>], out[kLanes<float>], flag[kLanes<float>];
+  x.store_aligned(in);
+  vector(xsimd::select(large, FB(0.0f), x)).store_aligned(out);
+  xsimd::select(large, FB(1.0f), FB(0.0f)).store_aligned(flag);
+  for (size_t i = 0; i < kLanes<float>; ++i) {
+    if (flag[i] != 0.0f) out[i] = static_cast<float>(scalar(static_cast<double>(in[i])));
+  }
+  return FB::load_aligned(out);
+}
+
 FB exp(const FB& x) {
   FB r = xsimd::exp(x);
   const auto low = (x > FB(-104.0f)) && (x < FB(-87.0f));
@@ -75,9 +93,15 @@ void floatUnary(UnaryOp op, float* d, const float* s, int64_t n) {
     case UnaryOp::Erf:
       return mapF32(d, s, n, [](const FB& x) { return xsimd::erf(x); });
     case UnaryOp::Sin:
-      return mapF32(d, s, n, [](const FB& x) { return xsimd::sin(x); });
+      return mapF32(d, s, n, [](const FB& x) {
+        return trig(
+            x, [](const FB& v) { return xsimd::sin(v); }, std::sin);
+      });
     case UnaryOp::Cos:
-      return mapF32(d, s, n, [](const FB& x) { return xsimd::cos(x); });
+      return mapF32(d, s, n, [](const FB& x) {
+        return trig(
+            x, [](const FB& v) { return xsimd::cos(v); }, std::cos);
+      });
     case UnaryOp::Floor:
       return mapF32(d, s, n, [](const FB& x) { return xsimd::copysign(xsimd::floor(x), x); });
     case UnaryOp::Ceil:
