@@ -25,33 +25,23 @@ struct Element {
   }
 };
 
-struct F16 {
+// f16 and bf16: stored as 16 bits, computed in f32.
+template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
+struct Half {
   using Wide = float;
   static constexpr size_t kBytes = 2;
   static float load(const uint8_t* p) {
     uint16_t h;
     std::memcpy(&h, p, 2);
-    return exec::f16ToF32(h);
+    return Widen(h);
   }
   static void store(uint8_t* p, float v) {
-    const uint16_t h = exec::f32ToF16(v);
+    const uint16_t h = Narrow(v);
     std::memcpy(p, &h, 2);
   }
 };
-
-struct BF16 {
-  using Wide = float;
-  static constexpr size_t kBytes = 2;
-  static float load(const uint8_t* p) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return exec::bf16ToF32(h);
-  }
-  static void store(uint8_t* p, float v) {
-    const uint16_t h = exec::f32ToBf16(v);
-    std::memcpy(p, &h, 2);
-  }
-};
+using F16 = Half<exec::f16ToF32, exec::f32ToF16>;
+using BF16 = Half<exec::bf16ToF32, exec::f32ToBf16>;
 
 template <typename T>
 T combine(mimicReduceOp op, T a, T b) {
