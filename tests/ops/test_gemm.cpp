@@ -131,6 +131,53 @@ TEST_F(GemmTest, HalfTypes) {
   }
 }
 
+// C = alpha * A @ B + beta * bias, the bias read in the epilogue from a view that broadcasts
+// (strides 0): a linear layer's bias [N] along rows, a column [M], or a whole matrix.
+void expectBiasGemm(DType type, int64_t batch, int64_t m, int64_t n, int64_t k,
+                    std::vector<int64_t> biasStrides, bool transposed, double alpha, double beta) {
+  SCOPED_TRACE(std::string(mimic::isa::dtypeName(type)) + " bias strides [" +
+               std::to_string(biasStrides[0]) + ", " + std::to_string(biasStrides[1]) + ", " +
+               std::to_string(biasStrides[2]) + "]" + (transposed ? " transposed" : ""));
+  std::mt19937 rng(7);
+  Strided a(type, {batch, m, k}, layout(m, k, transposed, false));
+  Strided b(type, {batch, k, n}, layout(k, n, transposed, false));
+  Strided c(type, {batch, m, n});
+  Strided bias(type, {batch, m, n}, biasStrides);
+  fillRandom(a, rng, -1, 1);
+  fillRandom(b, rng, -1, 1);
+  fillRandom(bias, rng, -1, 1);
+  for (double& v : c.storage) v = kNaN;  // C's old contents are ignored
+  for (Strided* s : {&a, &b, &c, &bias}) s->upload();
+  const mimic::ops::TensorView biasView = bias.view();
+  mimic::ops::gemm({}, c.view(), a.view(), b.view(), alpha, beta, &biasView);
+  c.download();
+  const double unit = type == DType::F32 ? 0x1p-24 : type == DType::F16 ? 0x1p-11 : 0x1p-8;
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double dot = 0, mag = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          dot += elem(a, bi, i, p) * elem(b, bi, p, j);
+          mag += std::fabs(elem(a, bi, i, p) * elem(b, bi, p, j));
+        }
+        const double added = beta * elem(bias, bi, i, j), expected = alpha * dot + added;
+        const double bound = (k + 4) * 0x1p-24 * (std::fabs(alpha) * mag + std::fabs(added)) +
+                             unit * std::fabs(expected);
+        ASSERT_NEAR(elem(c, bi, i, j), expected, bound)
+            << "C[" << bi << "][" << i << "][" << j << "]";
+      }
+    }
+  }
+}
+
+TEST_F(GemmTest, BiasEpilogue) {
+  expectBiasGemm(DType::F32, 1, 70, 45, 33, {0, 0, 1}, false, 1.0, 1.0);     // linear's bias [N]
+  expectBiasGemm(DType::F32, 2, 30, 20, 10, {0, 1, 0}, false, 2.0, 0.5);     // a column [M]
+  expectBiasGemm(DType::F32, 2, 30, 20, 10, {600, 20, 1}, true, -1.0, 1.0);  // C^T = B^T A^T
+  expectBiasGemm(DType::BF16, 1, 65, 130, 40, {0, 0, 1}, false, 1.0, 1.0);
+  expectBiasGemm(DType::F16, 3, 9, 11, 0, {0, 0, 1}, false, 1.0, 2.0);  // K == 0: beta * bias
+}
+
 TEST_F(GemmTest, EmptyOutputsLaunchNothing) {
   expectGemm({DType::F32, 0, 4, 5, 6});
   expectGemm({DType::F32, 2, 0, 5, 6});

@@ -66,12 +66,26 @@ int64_t f32Bits(double v) {
   return scalarBits(v, DType::F32);
 }
 
+void checkBias(const TensorView& bias, const TensorView& c) {
+  if (bias.sizes != c.sizes || bias.strides.size() != 3) {
+    fail("bias must have c's sizes " + shapeText(c) + " (strides 0 to broadcast), not " +
+         shapeText(bias));
+  }
+  if (bias.dtype != c.dtype) {
+    fail(std::string("bias has dtype ") + isa::dtypeName(bias.dtype) + ", c " +
+         isa::dtypeName(c.dtype));
+  }
+}
+
 }  // namespace
 
 void gemm(const LaunchContext& ctx, const TensorView& c, const TensorView& a, const TensorView& b,
-          double alpha, double beta) {
+          double alpha, double beta, const TensorView* biasView) {
   check(c, a, b);
-  TensorView ca = a, cb = b, cc = c;
+  if (biasView != nullptr) checkBias(*biasView, c);
+  // A bias scaled by 0 is ignored, as C's old contents are.
+  const bool withBias = biasView != nullptr && beta != 0.0;
+  TensorView ca = a, cb = b, cc = c, cbias = withBias ? *biasView : TensorView{};
   // With both operands transposed, C^T = B^T A^T reads them along contiguous rows.
   if (a.strides[2] != 1 && a.strides[1] == 1 && b.strides[2] != 1 && b.strides[1] == 1) {
     auto transposed = [](const TensorView& v) {
@@ -83,15 +97,21 @@ void gemm(const LaunchContext& ctx, const TensorView& c, const TensorView& a, co
     ca = transposed(b);
     cb = transposed(a);
     cc = transposed(c);
+    if (withBias) cbias = transposed(cbias);
   }
   const int64_t batch = cc.sizes[0], m = cc.sizes[1], n = cc.sizes[2], k = ca.sizes[2];
   if (batch == 0 || m == 0 || n == 0) return;
   const int64_t e = isa::dtypeSize(c.dtype);
-  const bool readC = beta != 0.0;
+  const bool readC = beta != 0.0 && !withBias;
+  const bool readOld = readC || withBias;  // the epilogue loads a tile: C's old one or the bias
   const detail::GemmTiles t =
-      detail::planGemm(deviceProperties(ctx.device), batch, m, n, k, e, readC);
+      detail::planGemm(deviceProperties(ctx.device), batch, m, n, k, e, readOld);
 
-  std::vector<int64_t> args(detail::kGemmArgCount, 0);
+  std::vector<int64_t> args(withBias ? detail::kGemmBiasArgCount : detail::kGemmArgCount, 0);
+  if (withBias) {
+    args[detail::kGemmBias] = reinterpret_cast<int64_t>(cbias.data);
+    for (int d = 0; d < 3; ++d) args[detail::kGemmBiasBatch + d] = cbias.strides[d] * e;
+  }
   args[detail::kGemmC] = reinterpret_cast<int64_t>(cc.data);
   args[detail::kGemmA] = reinterpret_cast<int64_t>(ca.data);
   args[detail::kGemmB] = reinterpret_cast<int64_t>(cb.data);
@@ -117,13 +137,13 @@ void gemm(const LaunchContext& ctx, const TensorView& c, const TensorView& a, co
   }
   args[detail::kGemmSpOld] = accBytes;
   args[detail::kGemmSpOldF32] = accBytes + roundUp8(t.m * t.n * e);
-  args[detail::kGemmSpOut] = readC ? args[detail::kGemmSpOldF32] + accBytes : accBytes;
+  args[detail::kGemmSpOut] = readOld ? args[detail::kGemmSpOldF32] + accBytes : accBytes;
   const int64_t tilesM = ceilDiv(m, t.m), tilesN = ceilDiv(n, t.n);
   args[detail::kGemmTilesM] = tilesM;
   args[detail::kGemmTilesN] = tilesN;
   args[detail::kGemmGroupM] = t.groupM;
 
-  detail::GemmShape shape{c.dtype, readC, t.stages};
+  detail::GemmShape shape{c.dtype, readC, withBias, t.stages};
   for (int v = 0; v < 3; ++v) {
     shape.columnWalk[v] = std::llabs(views[v]->strides[1]) < std::llabs(views[v]->strides[2]);
   }

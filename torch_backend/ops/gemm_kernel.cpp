@@ -18,7 +18,8 @@ using isa::ScalarOp;
 
 class GemmGen {
  public:
-  explicit GemmGen(const GemmShape& s) : s_(s), k_(s.key(), kGemmArgCount) {}
+  explicit GemmGen(const GemmShape& s)
+      : s_(s), k_(s.key(), s.bias ? kGemmBiasArgCount : kGemmArgCount) {}
   isa::Function build();
 
  private:
@@ -39,11 +40,13 @@ class GemmGen {
   // strides, dense and row-major in the scratchpad.
   void tileDescriptor(isa::Desc d, int which, Reg rows, int rowStrideArg, Reg cols,
                       int colStrideArg);
+  void tileDescriptor(isa::Desc d, bool byColumn, Reg rows, int rowStrideArg, Reg cols,
+                      int colStrideArg);
   void epilogue();
 
   const GemmShape& s_;
   KernelBuilder k_;
-  Reg tileM_{}, tileN_{}, tm_{}, tn_{}, kLoad_{}, aBase_{}, bBase_{}, cBase_{};
+  Reg tileM_{}, tileN_{}, tm_{}, tn_{}, kLoad_{}, aBase_{}, bBase_{}, cBase_{}, biasBase_{};
   Reg tk_[kGemmMaxStages]{}, aToken_[kGemmMaxStages]{}, bToken_[kGemmMaxStages]{};
   isa::Desc aDesc_{}, bDesc_{};
 };
@@ -89,11 +92,16 @@ Reg GemmGen::tileExtent(Reg index, int sizeArg, int tileArg,
 
 void GemmGen::tileDescriptor(isa::Desc d, int which, Reg rows, int rowStrideArg, Reg cols,
                              int colStrideArg) {
+  tileDescriptor(d, s_.columnWalk[which], rows, rowStrideArg, cols, colStrideArg);
+}
+
+void GemmGen::tileDescriptor(isa::Desc d, bool byColumn, Reg rows, int rowStrideArg, Reg cols,
+                             int colStrideArg) {
   const int64_t e = isa::dtypeSize(s_.type);
   Reg element = k_.li(e), rowBytes = k_.reg();
   k_.alu(ScalarOp::Mul, rowBytes, cols, e);
   Reg colHbm = arg(colStrideArg), rowHbm = arg(rowStrideArg);
-  if (s_.columnWalk[which]) {
+  if (byColumn) {
     k_.dmaDim(d, s_.type, 0, rows, rowHbm, rowBytes);
     k_.dmaDim(d, s_.type, 1, cols, colHbm, element);
   } else {
@@ -142,9 +150,15 @@ void GemmGen::epilogue() {
   k_.binaryScalar(BinaryOp::Mul, DType::F32, acc, acc, scalar, count);
   isa::Desc cDesc = aDesc_;  // the loads are done
   tileDescriptor(cDesc, 2, tm_, kGemmCRow, tn_, kGemmCCol);
-  if (s_.readC) {
+  if (s_.readC || s_.bias) {
     Reg old = arg(kGemmSpOld);
-    Reg token = k_.dmaLoad(old, cBase_, cDesc);
+    Reg token{};
+    if (s_.bias) {
+      tileDescriptor(bDesc_, false, tm_, kGemmBiasRow, tn_, kGemmBiasCol);
+      token = k_.dmaLoad(old, biasBase_, bDesc_);
+    } else {
+      token = k_.dmaLoad(old, cBase_, cDesc);
+    }
     k_.wait(token);
     k_.release(token);
     if (s_.type != DType::F32) {
@@ -177,11 +191,22 @@ isa::Function GemmGen::build() {
     addScaled(aBase_, batch, kGemmABatch);
     addScaled(bBase_, batch, kGemmBBatch);
     addScaled(cBase_, batch, kGemmCBatch);
+    if (s_.bias) {
+      biasBase_ = arg(kGemmBias);
+      addScaled(biasBase_, batch, kGemmBiasBatch);
+    }
     k_.release(batch);
   }
   tileIndices();
-  tm_ = tileExtent(tileM_, kGemmM, kGemmTileM, {{aBase_, kGemmARow}, {cBase_, kGemmCRow}});
-  tn_ = tileExtent(tileN_, kGemmN, kGemmTileN, {{bBase_, kGemmBCol}, {cBase_, kGemmCCol}});
+  if (s_.bias) {
+    tm_ = tileExtent(tileM_, kGemmM, kGemmTileM,
+                     {{aBase_, kGemmARow}, {cBase_, kGemmCRow}, {biasBase_, kGemmBiasRow}});
+    tn_ = tileExtent(tileN_, kGemmN, kGemmTileN,
+                     {{bBase_, kGemmBCol}, {cBase_, kGemmCCol}, {biasBase_, kGemmBiasCol}});
+  } else {
+    tm_ = tileExtent(tileM_, kGemmM, kGemmTileM, {{aBase_, kGemmARow}, {cBase_, kGemmCRow}});
+    tn_ = tileExtent(tileN_, kGemmN, kGemmTileN, {{bBase_, kGemmBCol}, {cBase_, kGemmCCol}});
+  }
   k_.release(tileM_);
   k_.release(tileN_);
   {
@@ -235,8 +260,8 @@ isa::Function GemmGen::build() {
 std::string GemmShape::key() const {
   std::string walks = ".";
   for (bool byColumn : columnWalk) walks += byColumn ? 'c' : 'r';
-  return std::string("gemm.") + isa::dtypeName(type) + (readC ? ".beta" : ".nobeta") + walks +
-         ".s" + std::to_string(stages);
+  return std::string("gemm.") + isa::dtypeName(type) + (readC ? ".beta" : ".nobeta") +
+         (bias ? ".bias" : "") + walks + ".s" + std::to_string(stages);
 }
 
 isa::Function buildGemmKernel(const GemmShape& shape) {

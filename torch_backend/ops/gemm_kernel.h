@@ -2,7 +2,7 @@
 // entry (tiles visited in groups of tile rows, gemm_plan.h), walking K in TK steps with
 // multi-stage DMA loads of A and B tiles (the next stages - 1 steps' loads in flight, gathered
 // dense and row-major from any strides) and Mma into an f32 accumulator; then it applies alpha
-// and beta and stores the tile converted to C's type.
+// and beta (to C's old tile, or to the bias tile) and stores the tile converted to C's type.
 #pragma once
 
 #include <string>
@@ -17,6 +17,7 @@ constexpr int kGemmMaxStages = 3;
 struct GemmShape {
   isa::DType type = isa::DType::F32;  // A, B and C
   bool readC = true;                  // beta != 0: C's old tile is loaded
+  bool bias = false;                  // beta * the bias tile is added instead (kGemmBias...)
   int stages = 2;                     // buffer sets of A and B tiles, 2..kGemmMaxStages
   // Per operand (A, B, C): the DMA walks the tile column by column, because the matrix is
   // contiguous along its rows (transposed): reading HBM in order is much faster to interpret.
@@ -57,6 +58,12 @@ enum GemmArg : int {
   kGemmTilesN,
   kGemmGroupM,
   kGemmArgCount,
+  // The bias (GemmShape::bias; only its kernels take these): address, byte strides.
+  kGemmBias = kGemmArgCount,
+  kGemmBiasBatch,
+  kGemmBiasRow,
+  kGemmBiasCol,
+  kGemmBiasArgCount,
 };
 
 // Grid: x = tiles (tiles along M x along N, in grouped order), z = batch.

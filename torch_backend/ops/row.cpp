@@ -1,0 +1,186 @@
+// Host side of the row ops: checks, the plan (row_plan.h) and the launch; layer norm's weight
+// and bias gradients are reduced from the kernel's per-workgroup partial sums.
+#include "torch_backend/ops/row.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "torch_backend/ops/kernel_cache.h"
+#include "torch_backend/ops/row_plan.h"
+
+namespace mimic::ops {
+namespace {
+
+using detail::RowCall;
+using detail::RowKind;
+using isa::DType;
+
+[[noreturn]] void fail(const char* op, const std::string& what) {
+  throw std::invalid_argument(std::string(op) + ": " + what);
+}
+
+std::string sizesText(const std::vector<int64_t>& sizes) {
+  std::string text = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
+  return text + "]";
+}
+
+void checkView(const char* op, const char* name, const TensorView& v,
+               const std::vector<int64_t>& sizes) {
+  if (v.sizes != sizes || v.strides.size() != sizes.size()) {
+    fail(op, std::string(name) + " has sizes " + sizesText(v.sizes) + " and " +
+                 std::to_string(v.strides.size()) + " strides; expected sizes " + sizesText(sizes));
+  }
+  if (!isa::isFloat(v.dtype)) {
+    fail(op, std::string(name) + " has dtype " + isa::dtypeName(v.dtype) +
+                 "; only f32, f16 and bf16 are supported");
+  }
+}
+
+void checkRows(const char* op, const TensorView& reference) {
+  if (reference.sizes.size() != 3) {
+    fail(op, "row operands must be 3-D [G, C, N], got sizes " + sizesText(reference.sizes));
+  }
+  for (int64_t s : reference.sizes) {
+    if (s < 0) fail(op, "negative size in " + sizesText(reference.sizes));
+  }
+}
+
+std::vector<int64_t> statSizes(const TensorView& rows) {
+  return {rows.sizes[0], rows.sizes[1]};
+}
+
+void run(const LaunchContext& ctx, const RowCall& call, const detail::RowPlan& plan) {
+  const KernelRef fn = cachedKernel(ctx.device, plan.shape.key(),
+                                    [&] { return detail::buildRowKernel(plan.shape); });
+  launch(ctx, fn, {static_cast<uint32_t>(plan.gridX()), static_cast<uint32_t>(plan.g), 1},
+         detail::rowArguments(plan, call));
+}
+
+}  // namespace
+
+void softmax(const LaunchContext& ctx, const TensorView& out, const TensorView& in, bool log) {
+  const char* op = log ? "log_softmax" : "softmax";
+  checkRows(op, in);
+  checkView(op, "in", in, in.sizes);
+  checkView(op, "out", out, in.sizes);
+  if (in.numel() == 0) return;
+  RowCall call;
+  call.shape.kind = log ? RowKind::LogSoftmax : RowKind::Softmax;
+  call.shape.in0 = in.dtype;
+  call.shape.out = out.dtype;
+  call.in0 = in;
+  call.out = out;
+  run(ctx, call, detail::planRows(call, ctx.device));
+}
+
+void softmaxBackward(const LaunchContext& ctx, const TensorView& gradInput,
+                     const TensorView& gradOutput, const TensorView& output, bool log) {
+  const char* op = log ? "log_softmax_backward" : "softmax_backward";
+  checkRows(op, output);
+  checkView(op, "output", output, output.sizes);
+  checkView(op, "grad_output", gradOutput, output.sizes);
+  checkView(op, "grad_input", gradInput, output.sizes);
+  if (output.numel() == 0) return;
+  RowCall call;
+  call.shape.kind = log ? RowKind::LogSoftmaxBackward : RowKind::SoftmaxBackward;
+  call.shape.in0 = gradOutput.dtype;
+  call.shape.in1 = output.dtype;
+  call.shape.out = gradInput.dtype;
+  call.in0 = gradOutput;
+  call.in1 = output;
+  call.out = gradInput;
+  run(ctx, call, detail::planRows(call, ctx.device));
+}
+
+void layerNorm(const LaunchContext& ctx, const TensorView& out, const TensorView& mean,
+               const TensorView& rstd, const TensorView& in, const TensorView& weight,
+               const TensorView& bias, double eps) {
+  const char* op = "layer_norm";
+  checkRows(op, in);
+  checkView(op, "in", in, in.sizes);
+  checkView(op, "out", out, in.sizes);
+  checkView(op, "mean", mean, statSizes(in));
+  checkView(op, "rstd", rstd, statSizes(in));
+  if (mean.dtype != rstd.dtype) fail(op, "mean and rstd have different dtypes");
+  const std::vector<int64_t> cols{in.sizes[2]};
+  if (weight.data != nullptr) checkView(op, "weight", weight, cols);
+  if (bias.data != nullptr) checkView(op, "bias", bias, cols);
+  if (in.numel() == 0) return;
+  RowCall call;
+  call.shape.kind = RowKind::LayerNorm;
+  call.shape.in0 = in.dtype;
+  call.shape.out = out.dtype;
+  call.shape.stat = mean.dtype;
+  call.shape.hasCol0 = weight.data != nullptr;
+  call.shape.hasCol1 = bias.data != nullptr;
+  call.shape.col0 = weight.dtype;
+  call.shape.col1 = bias.dtype;
+  call.in0 = in;
+  call.out = out;
+  call.stat0 = mean;
+  call.stat1 = rstd;
+  call.col0 = weight;
+  call.col1 = bias;
+  call.eps = eps;
+  run(ctx, call, detail::planRows(call, ctx.device));
+}
+
+void layerNormBackward(const LaunchContext& ctx, const TensorView& gradInput,
+                       const TensorView& gradWeight, const TensorView& gradBias,
+                       const TensorView& gradOut, const TensorView& in, const TensorView& mean,
+                       const TensorView& rstd, const TensorView& weight,
+                       const Workspace& workspace) {
+  const char* op = "layer_norm_backward";
+  checkRows(op, in);
+  checkView(op, "in", in, in.sizes);
+  checkView(op, "grad_out", gradOut, in.sizes);
+  checkView(op, "mean", mean, statSizes(in));
+  checkView(op, "rstd", rstd, statSizes(in));
+  if (mean.dtype != rstd.dtype) fail(op, "mean and rstd have different dtypes");
+  const std::vector<int64_t> cols{in.sizes[2]};
+  if (gradInput.data != nullptr) checkView(op, "grad_input", gradInput, in.sizes);
+  if (weight.data != nullptr) checkView(op, "weight", weight, cols);
+  if (gradWeight.data != nullptr) checkView(op, "grad_weight", gradWeight, cols);
+  if (gradBias.data != nullptr) checkView(op, "grad_bias", gradBias, cols);
+  const bool partials = gradWeight.data != nullptr || gradBias.data != nullptr;
+  if (partials && !workspace) fail(op, "weight and bias gradients need a workspace");
+  if (in.numel() == 0) return;
+  RowCall call;
+  call.shape.kind = RowKind::LayerNormBackward;
+  call.shape.in0 = gradOut.dtype;
+  call.shape.in1 = in.dtype;
+  call.shape.writeOut = gradInput.data != nullptr;
+  call.shape.out = gradInput.dtype;
+  call.shape.stat = mean.dtype;
+  call.shape.hasCol0 = weight.data != nullptr;
+  call.shape.col0 = weight.dtype;
+  call.shape.part0 = gradWeight.data != nullptr;
+  call.shape.part1 = gradBias.data != nullptr;
+  call.in0 = gradOut;
+  call.in1 = in;
+  call.out = gradInput;
+  call.stat0 = mean;
+  call.stat1 = rstd;
+  call.col0 = weight;
+  const detail::RowPlan plan = detail::planRows(call, ctx.device);
+  const int64_t n = in.sizes[2], parts = plan.workgroups();
+  if (partials) {
+    const int64_t partElements = parts * n;
+    auto* base = static_cast<float*>(workspace(static_cast<size_t>(2 * partElements * 4)));
+    if (call.shape.part0) call.part0 = base;
+    if (call.shape.part1) call.part1 = base + partElements;
+  }
+  run(ctx, call, plan);
+  // The parameter gradients: the partial sums [workgroups, N] summed over the workgroups.
+  const TensorView* grads[2] = {&gradWeight, &gradBias};
+  void* sources[2] = {call.part0, call.part1};
+  for (int i = 0; i < 2; ++i) {
+    if (grads[i]->data == nullptr) continue;
+    TensorView source{sources[i], DType::F32, {parts, n}, {n, 1}};
+    TensorView target{grads[i]->data, grads[i]->dtype, {1, n}, {0, grads[i]->strides[0]}};
+    reduce(ctx, target, source, {0}, ReduceKind::Sum, workspace);
+  }
+}
+
+}  // namespace mimic::ops
