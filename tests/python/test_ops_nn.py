@@ -275,8 +275,9 @@ def test_cross_entropy(dtype, device, fallbacks):
 
 
 def test_nll_loss_errors(device):
+    # A target out of bounds is the device's fault at the next synchronisation, as on CUDA (no
+    # host read): test_fused_rows.py checks it in a process of its own.
     x = torch.randn(3, 4)
-    assert_same_error(F.nll_loss, [x, torch.tensor([0, 4, 1])], device)  # target out of bounds
     assert_same_error(F.nll_loss, [x, torch.tensor([0, 1])], device)  # batch sizes differ
     assert_same_error(lambda x, t, w: F.nll_loss(x, t, w), [x, torch.tensor([0, 1, 2]), torch.rand(3)], device)
     assert_same_error(aten.nll_loss2d_forward, [torch.randn(2, 3, 4), torch.zeros(2, 4, dtype=torch.int64),

@@ -12,6 +12,7 @@
 #include "torch_backend/ops/gemm.h"
 #include "torch_backend/ops/index.h"
 #include "torch_backend/ops/reduce.h"
+#include "torch_backend/ops/row.h"
 #include "torch_backend/src/device_runtime.h"
 #include "torch_backend/src/tensor_bridge.h"
 
@@ -114,11 +115,76 @@ void reduce(const at::Tensor& out, const at::Tensor& input, at::IntArrayRef dims
   });
 }
 
-void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, double alpha,
-          double beta) {
+void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, double alpha, double beta,
+          const c10::optional<at::Tensor>& bias) {
   checkOnDevice(a, c, "gemm");
   checkOnDevice(b, c, "gemm");
-  run("gemm", [&] { ops::gemm(launchContextOf(c), viewOf(c), viewOf(a), viewOf(b), alpha, beta); });
+  ops::TensorView biasView;
+  if (bias.has_value()) {
+    checkOnDevice(*bias, c, "gemm");
+    biasView = viewOf(*bias);
+  }
+  run("gemm", [&] {
+    ops::gemm(launchContextOf(c), viewOf(c), viewOf(a), viewOf(b), alpha, beta,
+              bias.has_value() ? &biasView : nullptr);
+  });
+}
+
+// An absent optional tensor is a view without data, which the row ops skip.
+ops::TensorView optionalView(const c10::optional<at::Tensor>& t, const at::Tensor& reference,
+                             const char* op) {
+  if (!t.has_value()) return {};
+  checkOnDevice(*t, reference, op);
+  return viewOf(*t);
+}
+
+void softmax(const at::Tensor& out, const at::Tensor& input, bool log) {
+  checkOnDevice(input, out, "softmax");
+  run("softmax", [&] { ops::softmax(launchContextOf(out), viewOf(out), viewOf(input), log); });
+}
+
+void softmaxBackward(const at::Tensor& gradInput, const at::Tensor& gradOutput,
+                     const at::Tensor& output, bool log) {
+  checkOnDevice(gradOutput, gradInput, "softmax_backward");
+  checkOnDevice(output, gradInput, "softmax_backward");
+  run("softmax_backward", [&] {
+    ops::softmaxBackward(launchContextOf(gradInput), viewOf(gradInput), viewOf(gradOutput),
+                         viewOf(output), log);
+  });
+}
+
+void layerNorm(const at::Tensor& out, const at::Tensor& mean, const at::Tensor& rstd,
+               const at::Tensor& input, const c10::optional<at::Tensor>& weight,
+               const c10::optional<at::Tensor>& bias, double eps) {
+  for (const at::Tensor* t : {&mean, &rstd, &input}) checkOnDevice(*t, out, "layer_norm");
+  run("layer_norm", [&] {
+    ops::layerNorm(launchContextOf(out), viewOf(out), viewOf(mean), viewOf(rstd), viewOf(input),
+                   optionalView(weight, out, "layer_norm"), optionalView(bias, out, "layer_norm"),
+                   eps);
+  });
+}
+
+// Workspaces come from the caching allocator on the current stream and are released when the
+// call returns: the stream orders their reuse after the kernels.
+void layerNormBackward(const c10::optional<at::Tensor>& gradInput,
+                       const c10::optional<at::Tensor>& gradWeight,
+                       const c10::optional<at::Tensor>& gradBias, const at::Tensor& gradOut,
+                       const at::Tensor& input, const at::Tensor& mean, const at::Tensor& rstd,
+                       const c10::optional<at::Tensor>& weight) {
+  const char* op = "layer_norm_backward";
+  for (const at::Tensor* t : {&gradOut, &mean, &rstd}) checkOnDevice(*t, input, op);
+  std::vector<at::Tensor> workspaces;
+  const ops::Workspace allocate = [&](size_t bytes) {
+    workspaces.push_back(
+        at::empty({static_cast<int64_t>(bytes)}, input.options().dtype(at::kByte)));
+    return workspaces.back().data_ptr();
+  };
+  run(op, [&] {
+    ops::layerNormBackward(launchContextOf(input), optionalView(gradInput, input, op),
+                           optionalView(gradWeight, input, op), optionalView(gradBias, input, op),
+                           viewOf(gradOut), viewOf(input), viewOf(mean), viewOf(rstd),
+                           optionalView(weight, input, op), allocate);
+  });
 }
 
 void indexSelect(const at::Tensor& out, const at::Tensor& input, int64_t dim,
@@ -180,7 +246,20 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
       "reduce(Tensor(a!) out, Tensor input, int[] dims, str kind, str map=\"\", "
       "Tensor? other=None, float divisor=1., bool sqrt=False) -> ()",
       reduce);
-  m.def("gemm(Tensor(a!) c, Tensor a, Tensor b, float alpha, float beta) -> ()", gemm);
+  m.def("gemm(Tensor(a!) c, Tensor a, Tensor b, float alpha, float beta, Tensor? bias=None) -> ()",
+        gemm);
+  m.def("softmax(Tensor(a!) out, Tensor input, bool log) -> ()", softmax);
+  m.def(
+      "softmax_backward(Tensor(a!) grad_input, Tensor grad_output, Tensor output, bool log) -> ()",
+      softmaxBackward);
+  m.def(
+      "layer_norm(Tensor(a!) out, Tensor(b!) mean, Tensor(c!) rstd, Tensor input, Tensor? weight, "
+      "Tensor? bias, float eps) -> ()",
+      layerNorm);
+  m.def(
+      "layer_norm_backward(Tensor(a!)? grad_input, Tensor(b!)? grad_weight, Tensor(c!)? grad_bias, "
+      "Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight) -> ()",
+      layerNormBackward);
   m.def("index_select(Tensor(a!) out, Tensor input, int dim, Tensor index) -> ()", indexSelect);
   m.def("gather(Tensor(a!) out, Tensor input, int dim, Tensor index) -> ()", gather);
   m.def("scatter(Tensor(a!) self, int dim, Tensor index, Tensor src, bool accumulate) -> ()",

@@ -81,10 +81,12 @@ def bmm_out(self, mat2, *, out):
     return _batched(self, mat2, out, 1, 0)
 
 
-def _seed_output(out, self, beta):
-    """out = self broadcast, so that gemm can add alpha * product onto beta * out."""
-    if beta != 0 and out.numel() > 0:
-        out.copy_(self.expand(out.shape))
+def _with_bias(out, a, b, bias, alpha, beta):
+    """out = alpha * a @ b + beta * bias for 3-D a, b and out: the bias, broadcast to out's shape
+    (stride 0, no copy), is read by the GEMM's epilogue as out is written: one launch."""
+    if out.numel() > 0:
+        _ops.gemm(out, a, b, float(alpha), float(beta), bias.expand(out.shape) if beta != 0 else None)
+    return out
 
 
 @impl("addmm")
@@ -92,8 +94,9 @@ def addmm(self, mat1, mat2, *, beta=1, alpha=1):
     _check_mm(mat1, mat2, "addmm")
     _check_float(self, mat1, mat2)
     out = empty((mat1.shape[0], mat2.shape[1]), mat1.dtype, mat1.device)
-    _seed_output(out, self, beta)
-    return _mm_into(out, mat1, mat2, alpha, beta)
+    _with_bias(out.unsqueeze(0), mat1.unsqueeze(0), mat2.unsqueeze(0), self.expand(out.shape).unsqueeze(0), alpha,
+               beta)
+    return out
 
 
 @impl("addmm.out")
@@ -101,9 +104,11 @@ def addmm_out(self, mat1, mat2, *, beta=1, alpha=1, out):
     _check_mm(mat1, mat2, "addmm")
     _check_float(self, mat1, mat2, out)
     prepare_out(out, (mat1.shape[0], mat2.shape[1]), mat1.dtype)
-    if not out.is_set_to(self):
-        _seed_output(out, self, beta)
-    return _mm_into(out, mat1, mat2, alpha, beta)
+    if out.is_set_to(self):
+        return _mm_into(out, mat1, mat2, alpha, beta)  # out's old contents are the bias
+    _with_bias(out.unsqueeze(0), mat1.unsqueeze(0), mat2.unsqueeze(0), self.expand(out.shape).unsqueeze(0), alpha,
+               beta)
+    return out
 
 
 @impl("addmm_")
@@ -118,8 +123,7 @@ def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
     _check_bmm(batch1, batch2)
     _check_float(self, batch1, batch2)
     out = empty((batch1.shape[0], batch1.shape[1], batch2.shape[2]), batch1.dtype, batch1.device)
-    _seed_output(out, self, beta)
-    return _batched(batch1, batch2, out, alpha, beta)
+    return _with_bias(out, batch1, batch2, self, alpha, beta)
 
 
 @impl("baddbmm_")

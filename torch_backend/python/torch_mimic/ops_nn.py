@@ -1,11 +1,11 @@
-"""Softmax and log-softmax with their backward, and dropout, on the reduce and elementwise
-primitives. Float16 and bfloat16 compute in float32, as PyTorch's CPU kernels do."""
+"""Softmax and log-softmax with their backward on the fused row primitives, and dropout on the
+elementwise one. Float16 and bfloat16 compute in float32, as PyTorch's CPU kernels do."""
 import torch
 
 from ._lib import FLOAT_DTYPES, Unsupported, empty, impl, launch, prepare_out
 from ._random import next_key
-from .ops_reduce import reduce_into
 
+_ops = torch.ops.mimic
 _F32 = torch.float32
 
 _TYPE_NAMES = {torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char",
@@ -45,19 +45,61 @@ def _softmax_dtype(x, half_to_float):
     return _F32
 
 
+def _row_views(tensors, dim):
+    """``tensors`` (all of one shape) as [G, C, N] views with N along ``dim``, as the row kernels
+    take them (torch_backend/ops/row.h): the other dims merged into two where every tensor's
+    strides allow it, or None."""
+    shape = tensors[0].shape
+    groups = []
+    for d in range(len(shape)):
+        if d == dim or shape[d] == 1:
+            continue
+        if groups and all(t.stride(groups[-1][-1]) == t.stride(d) * shape[d] for t in tensors):
+            groups[-1].append(d)
+        else:
+            groups.append([d])
+    if len(groups) > 2:
+        return None
+    views = []
+    for t in tensors:
+        kept = [(1, 0)] * (2 - len(groups))
+        for group in groups:
+            size = 1
+            for d in group:
+                size *= shape[d]
+            kept.append((size, t.stride(group[-1])))
+        views.append(t.as_strided((kept[0][0], kept[1][0], shape[dim]),
+                                  (kept[0][1], kept[1][1], t.stride(dim))))
+    return views
+
+
+def run_rows(primitive, outputs, inputs, dim, *args):
+    """Runs a row primitive, ``primitive(*outputs, *inputs, *args)``, on [G, C, N] views. Views
+    whose dims cannot be merged (a permuted tensor, say) are made contiguous first."""
+    views = _row_views(list(outputs) + list(inputs), dim)
+    if views is not None:
+        primitive(*views, *args)
+        return
+    inputs = [t.contiguous() for t in inputs]
+    targets = [o if o.is_contiguous() else empty(o.shape, o.dtype, o.device) for o in outputs]
+    primitive(*_row_views(targets + inputs, dim), *args)
+    for output, target in zip(outputs, targets):
+        if target is not output:
+            output.copy_(target)
+
+
+def _require_float_out(out):
+    if out.dtype not in FLOAT_DTYPES:
+        raise Unsupported()  # a float64 out= target: the CPU kernel writes it
+
+
 def _softmax_into(out, x, dim, log):
-    """out = softmax(x) or log_softmax(x) along dim. Subtracting the row maximum keeps exp from
-    overflowing; sums accumulate in float32."""
+    """out = softmax(x) or log_softmax(x) along dim: one fused row kernel (max, the sum of
+    exp(x - max) in float32, and the outputs, from one read of each row)."""
+    _require_float_out(out)
     if x.numel() == 0:
         return out
-    rows, target = _as_vector(x), _as_vector(out)
-    peak = reduce_into("max", rows, [dim], rows.dtype)
-    exps = launch(empty(rows.shape, _F32, x.device), [rows, peak], "x0 x1 sub exp", _F32)
-    total = reduce_into("sum", exps, [dim], _F32)
-    if log:
-        launch(target, [rows, peak, total], "x0 x1 sub x2 log sub", _F32)
-    else:
-        launch(target, [exps, total], "x0 x1 div", _F32)
+    run_rows(_ops.softmax, [_as_vector(out)], [_as_vector(x)], dim, log)
     return out
 
 
@@ -85,16 +127,14 @@ _register_softmax("_log_softmax", log=True)
 
 
 def _softmax_grad_into(grad_input, grad_output, output, dim, log):
-    """softmax: dx = y (dy - sum(dy y)); log_softmax: dx = dy - exp(y) sum(dy)."""
+    """softmax: dx = y (dy - sum(dy y)); log_softmax: dx = dy - exp(y) sum(dy): one fused row
+    kernel."""
+    _require_float_out(grad_input)
     if output.numel() == 0:
         return grad_input
-    dy, y, dx = _as_vector(grad_output), _as_vector(output), _as_vector(grad_input)
-    if log:
-        total = reduce_into("sum", dy, [dim], _F32)
-        return launch(dx, [dy, y, total], "x0 x1 exp x2 mul sub", _F32)
-    products = launch(empty(y.shape, _F32, y.device), [dy, y], "x0 x1 mul", _F32)
-    total = reduce_into("sum", products, [dim], _F32)
-    return launch(dx, [dy, y, total], "x0 x2 sub x1 mul", _F32)
+    run_rows(_ops.softmax_backward, [_as_vector(grad_input)], [_as_vector(grad_output), _as_vector(output)],
+             dim, log)
+    return grad_input
 
 
 def _check_grad_shapes(grad_output, output):

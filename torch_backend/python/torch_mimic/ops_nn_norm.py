@@ -1,12 +1,14 @@
-"""Layer norm and batch norm with their backward, on the reduce and elementwise primitives.
-Statistics accumulate in float32 with a two-pass variance (the mean first, then the mean
-squared deviation), which stays accurate where a one-pass E[x^2] - E[x]^2 would cancel."""
+"""Layer norm with its backward on the fused row primitives, batch norm with its backward on the
+reduce and elementwise ones. Statistics accumulate in float32 with a two-pass variance (the mean
+first, then the mean squared deviation), which stays accurate where a one-pass E[x^2] - E[x]^2
+would cancel."""
 import torch
 
 from ._lib import empty, impl, launch
 from .ops_nn import require_float
 from .ops_reduce import reduce_into
 
+_ops = torch.ops.mimic
 _F32 = torch.float32
 
 
@@ -84,51 +86,47 @@ def _stat_shape(input, axis):
 
 @impl("native_layer_norm")
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """One fused row kernel: mean, rstd (two-pass, float32) and the affine output."""
     axis = _check_layer_norm(input, normalized_shape, weight, bias)
     output = empty(input.shape, input.dtype, input.device)
     stat_shape = _stat_shape(input, axis)
+    mean = empty(stat_shape, input.dtype, input.device)
+    rstd = empty(stat_shape, input.dtype, input.device)
     if input.numel() == 0:
-        return output, empty(stat_shape, input.dtype, input.device), empty(stat_shape, input.dtype, input.device)
+        return output, mean, rstd
     x = _rows(input, axis)
-    mean, rstd, _ = _mean_and_rstd(x, [1], eps)
-    program, inputs = _affine_program("x0 x1 sub x2 mul", [x, mean, rstd], _flat(weight), _flat(bias))
-    launch(output.view(x.shape), inputs, program, _F32)
-    return output, mean.to(input.dtype).view(stat_shape), rstd.to(input.dtype).view(stat_shape)
+    rows = x.shape[0]
+    _ops.layer_norm(output.view(x.shape).unsqueeze(0), mean.view(1, rows), rstd.view(1, rows), x.unsqueeze(0),
+                    _vector(weight), _vector(bias), float(eps))
+    return output, mean, rstd
 
 
-def _flat(parameter):
-    return None if parameter is None else parameter.reshape(1, -1)
+def _vector(parameter):
+    return None if parameter is None else parameter.reshape(-1)
 
 
 @impl("native_layer_norm_backward")
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    """One fused row kernel for the input gradient, which also leaves per-workgroup column sums
+    that one reduction each turns into the weight and bias gradients."""
     axis = _check_layer_norm(input, normalized_shape, weight, bias)
     if input.numel() == 0:
         return _empty_grads(input, weight, bias, output_mask)
     x = _rows(input, axis)
+    rows = x.shape[0]
     dy = grad_out.reshape(x.shape)
-    mean, rstd = mean.reshape(-1, 1), rstd.reshape(-1, 1)
-    x_hat = launch(_float_buffer(x.shape, x.device), [x, mean, rstd], "x0 x1 sub x2 mul", _F32)
     grads = [None, None, None]
     if output_mask[0]:
-        grads[0] = _layer_norm_grad_input(dy, x_hat, rstd, _flat(weight)).view(input.shape)
+        grads[0] = empty(input.shape, input.dtype, input.device)
     if output_mask[1] and weight is not None:
-        scaled = launch(_float_buffer(x.shape, x.device), [dy, x_hat], "x0 x1 mul", _F32)
-        grads[1] = reduce_into("sum", scaled, [0], weight.dtype).view(weight.shape)
+        grads[1] = empty(weight.shape, weight.dtype, weight.device)
     if output_mask[2] and bias is not None:
-        grads[2] = reduce_into("sum", dy, [0], bias.dtype).view(bias.shape)
+        grads[2] = empty(bias.shape, bias.dtype, bias.device)
+    if any(g is not None for g in grads):
+        _ops.layer_norm_backward(None if grads[0] is None else grads[0].view(x.shape).unsqueeze(0),
+                                 _vector(grads[1]), _vector(grads[2]), dy.unsqueeze(0), x.unsqueeze(0),
+                                 mean.reshape(1, rows), rstd.reshape(1, rows), _vector(weight))
     return tuple(grads)
-
-
-def _layer_norm_grad_input(dy, x_hat, rstd, weight):
-    """dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = dy * weight, per row."""
-    g = dy if weight is None else launch(_float_buffer(dy.shape, dy.device), [dy, weight], "x0 x1 mul", _F32)
-    g_x_hat = launch(_float_buffer(dy.shape, dy.device), [g, x_hat], "x0 x1 mul", _F32)
-    g_sum = reduce_into("sum", g, [1], _F32)
-    g_x_hat_sum = reduce_into("sum", g_x_hat, [1], _F32)
-    grad_input = empty(dy.shape, dy.dtype, dy.device)
-    return launch(grad_input, [g, x_hat, rstd, g_sum, g_x_hat_sum],
-                  "x0 x3 s0 mul sub x1 x4 s0 mul mul sub x2 mul", _F32, [1.0 / dy.shape[1]])
 
 
 def _empty_grads(input, weight, bias, output_mask):
