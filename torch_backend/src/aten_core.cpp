@@ -1,6 +1,8 @@
 // The core of the PrivateUse1 backend: tensor creation, copies, views and storage, and the
 // boxed CPU fallback for every op without a mimic kernel. The op kernels themselves are
-// registered from Python (torch_mimic/_ops) over the primitives of kernel_ops.cpp.
+// registered from C++ (torch_backend/aten) and Python (torch_mimic/ops_*.py).
+#include "torch_backend/src/aten_core.h"
+
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/_local_scalar_dense_native.h>
@@ -170,7 +172,14 @@ void markOutArgumentsWritten(const c10::OperatorHandle& op, const torch::jit::St
   }
 }
 
-void countedFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+}  // namespace
+
+at::Tensor emptyOnDevice(at::IntArrayRef size, at::ScalarType dtype, at::Device device) {
+  DeviceSwitch on(device);
+  return at::detail::empty_generic(size, &cachingAllocator(), deviceKeys(), dtype, c10::nullopt);
+}
+
+void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& name = op.schema().operator_name();
   const std::string key =
       name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
@@ -186,8 +195,6 @@ void countedFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   markOutArgumentsWritten(op, *stack);
   at::native::cpu_fallback(op, stack);
 }
-
-}  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty);
@@ -206,7 +213,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&countedFallback>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
 }
 
 // Copies resolve lazy conjugation and negation themselves (copy.cpp); through the Conjugate

@@ -70,6 +70,12 @@ ops::TensorView rawViewOf(const at::Tensor& tensor) {
   }
 }
 
+ops::ScalarArg scalarArgOf(const c10::Scalar& scalar) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!scalar.isComplex(), "mimic: complex scalars are not supported");
+  return scalar.isFloatingPoint() ? ops::ScalarArg(scalar.toDouble())
+                                  : ops::ScalarArg(scalar.toLong());
+}
+
 ops::LaunchContext launchContextOf(const at::Tensor& tensor) {
   const int device = tensor.device().index();
   return {device, queueOf(currentStream(device))};

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
 
+#include "torch_backend/ops/kernel_cache.h"
 #include "torch_backend/ops/tensor_view.h"
 
 namespace mimic::torch_backend {
@@ -15,6 +17,9 @@ ops::TensorView viewOf(const at::Tensor& tensor);
 // A view that moves the tensor's bytes unchanged, whatever its dtype: elements become words
 // of an integer type of their size (or several words, for 16-byte complex elements).
 ops::TensorView rawViewOf(const at::Tensor& tensor);
+// A real scalar as a kernel argument: integers and bools stay exact int64 (beyond 2^53 too),
+// floating values doubles. Throws c10::NotImplementedError for a complex scalar.
+ops::ScalarArg scalarArgOf(const c10::Scalar& scalar);
 // The tensor's device and the queue of that device's current stream.
 ops::LaunchContext launchContextOf(const at::Tensor& tensor);
 

@@ -48,6 +48,7 @@ from ._random import (  # noqa: E402
     set_rng_state,
 )
 from ._fallback import fallback_report, reset_fallback_report  # noqa: E402
+from ._op_table import OpEntry, op_table  # noqa: E402
 from . import _registration  # noqa: E402,F401  (registers the op kernels)
 from ._naming import DEVICE_TYPE  # noqa: E402
 from . import _distributed  # noqa: E402
@@ -63,7 +64,8 @@ __all__ = [
     "get_device_properties", "get_rng_state", "initial_seed", "is_available", "is_pinned",
     "kernel_cache_stats",
     "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
-    "memory_allocated", "memory_reserved", "memory_stats", "memory_summary", "pin_memory",
+    "memory_allocated", "memory_reserved", "memory_stats", "memory_summary", "OpEntry", "op_table",
+    "pin_memory",
     "reset_device", "reset_fallback_report", "reset_peak_memory_stats", "seed", "set_device", "set_rng_state",
     "sim_time", "stream", "synchronize",
 ]

@@ -1,0 +1,145 @@
+#include "torch_backend/aten/foreach_kernel.h"
+
+#include <ATen/core/Tensor.h>
+
+namespace mimic::torch_backend::aten {
+namespace {
+
+constexpr std::string_view kPrefix = "aten::_foreach_";
+
+c10::TypePtr elementType(const c10::TypePtr& type) {
+  if (auto list = type->cast<c10::ListType>()) return list->getElementType();
+  return type;
+}
+
+bool isOut(const c10::Argument& argument) {
+  return argument.is_out();
+}
+
+// Whether `perTensor` takes one element of each of the foreach op's `inputs` in the same
+// positions, defaults for the rest, and an out= tensor exactly when the foreach op has a list.
+bool matches(const c10::FunctionSchema& perTensor, const std::vector<c10::Argument>& inputs,
+             bool hasOut, bool returnsTensor) {
+  const auto& arguments = perTensor.arguments();
+  size_t outs = 0;
+  for (const auto& argument : arguments) outs += isOut(argument);
+  if (outs != (hasOut ? 1u : 0u) || (hasOut && !isOut(arguments.back()))) return false;
+  const size_t positional = arguments.size() - outs;
+  if (positional < inputs.size()) return false;
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    if (*elementType(inputs[j].type()) != *arguments[j].type()) return false;
+  }
+  for (size_t j = inputs.size(); j < positional; ++j) {
+    if (!arguments[j].default_value()) return false;
+  }
+  if (!returnsTensor) return true;
+  return perTensor.returns().size() == 1 &&
+         perTensor.returns()[0].type()->isSubtypeOf(*c10::TensorType::get());
+}
+
+c10::optional<c10::OperatorHandle> findPerTensor(const std::string& name,
+                                                 const std::vector<c10::Argument>& inputs,
+                                                 bool hasOut, bool returnsTensor) {
+  auto& dispatcher = c10::Dispatcher::singleton();
+  for (const c10::OperatorName& candidate : dispatcher.getAllOpNames()) {
+    if (candidate.name != name) continue;
+    auto handle = dispatcher.findSchema(candidate);
+    if (handle && matches(handle->schema(), inputs, hasOut, returnsTensor)) return handle;
+  }
+  return c10::nullopt;
+}
+
+}  // namespace
+
+std::unique_ptr<ForeachKernel> ForeachKernel::forSchema(const c10::FunctionSchema& schema) {
+  const std::string& qualified = schema.name();
+  if (qualified.rfind(kPrefix, 0) != 0) return nullptr;
+  std::string base = "aten::" + qualified.substr(kPrefix.size());
+  std::vector<c10::Argument> inputs;
+  std::vector<int> positions;
+  int out = -1;
+  for (size_t i = 0; i < schema.arguments().size(); ++i) {
+    if (isOut(schema.arguments()[i])) {
+      out = static_cast<int>(i);
+    } else {
+      inputs.push_back(schema.arguments()[i]);
+      positions.push_back(static_cast<int>(i));
+    }
+  }
+  const bool inPlace = base.back() == '_';
+  const bool returnsList = !schema.returns().empty();
+  auto perTensor = findPerTensor(base, inputs, out >= 0, returnsList);
+  bool copyIntoSelf = false;
+  if (!perTensor && inPlace) {
+    base.pop_back();
+    perTensor = findPerTensor(base, inputs, false, true);
+    copyIntoSelf = perTensor.has_value();
+  }
+  if (!perTensor) return nullptr;
+  const std::string overload =
+      qualified.substr(6) + (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+  std::unique_ptr<ForeachKernel> kernel(
+      new ForeachKernel("aten::" + overload, *perTensor, copyIntoSelf));
+  kernel->inputs_ = std::move(positions);
+  for (const c10::Argument& input : inputs) {
+    kernel->isList_.push_back(input.type()->kind() == c10::TypeKind::ListType);
+  }
+  kernel->out_ = out;
+  kernel->returnsList_ = returnsList;
+  return kernel;
+}
+
+ForeachKernel::ForeachKernel(std::string name, c10::OperatorHandle perTensor, bool copyIntoSelf)
+    : name_(std::move(name)), perTensor_(std::move(perTensor)), copyIntoSelf_(copyIntoSelf) {}
+
+void ForeachKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySet,
+                               torch::jit::Stack* stack) {
+  const size_t count = op.schema().arguments().size();
+  const c10::IValue* args = stack->data() + (stack->size() - count);
+
+  std::vector<c10::ArrayRef<c10::IValue>> lists(inputs_.size());
+  size_t length = 0;
+  bool first = true;
+  for (size_t j = 0; j < inputs_.size(); ++j) {
+    if (!isList_[j]) continue;
+    lists[j] = args[inputs_[j]].toListRef();
+    TORCH_CHECK(first || lists[j].size() == length, name_,
+                ": the lists must have the same number of elements, got ", length, " and ",
+                lists[j].size());
+    length = lists[j].size();
+    first = false;
+  }
+  TORCH_CHECK(length > 0, name_, ": Tensor list must have at least one tensor.");
+  c10::ArrayRef<c10::IValue> outs;
+  if (out_ >= 0) {
+    outs = args[out_].toListRef();
+    TORCH_CHECK(outs.size() == length, name_, ": out has ", outs.size(), " tensors for lists of ",
+                length);
+  }
+
+  const auto& perTensorArguments = perTensor_.schema().arguments();
+  c10::List<at::Tensor> results;
+  torch::jit::Stack call;
+  for (size_t k = 0; k < length; ++k) {
+    call.clear();
+    for (size_t j = 0; j < perTensorArguments.size(); ++j) {
+      if (j < inputs_.size()) {
+        call.push_back(isList_[j] ? lists[j][k] : args[inputs_[j]]);
+      } else if (perTensorArguments[j].is_out()) {
+        call.push_back(outs[k]);
+      } else {
+        call.push_back(*perTensorArguments[j].default_value());
+      }
+    }
+    perTensor_.callBoxed(call);
+    if (copyIntoSelf_) {
+      lists[0][k].toTensor().copy_(call.front().toTensor());
+    } else if (returnsList_) {
+      results.push_back(call.front().toTensor());
+    }
+  }
+  torch::jit::drop(*stack, count);
+  if (returnsList_) torch::jit::push(*stack, std::move(results));
+}
+
+}  // namespace mimic::torch_backend::aten

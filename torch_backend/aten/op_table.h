@@ -1,0 +1,50 @@
+// The one table of the pointwise aten ops mimic runs on the device: for each op (and each
+// variant of it that needs another program), the elementwise program template, the schema
+// arguments it reads, and its type-promotion rule. Eager registration (pointwise_kernel.cpp)
+// reads it, and so does Python through torch.ops.mimic.op_table() (torch_mimic.op_table()),
+// so a compiler lowers from the same facts and never keeps a copy.
+//
+// A template is a program of the elementwise language (torch_backend/ops/elementwise_program.h)
+// in which {0}, {1}, ... stand for the operands, in the order `operands` names them. At a call,
+// a tensor operand becomes an input (x0, x1, ...) and a Python number or CPU 0-dim tensor a
+// scalar kernel argument (s0, s1, ...), so a new scalar value never builds a new kernel.
+// Broadcasting is PyTorch's: tensor operands broadcast to one shape, the output's.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace mimic::torch_backend::aten {
+
+// How the result dtype follows from the operands that take part in promotion.
+enum class ResultType {
+  Promoted,       // torch.result_type of them
+  PromotedFloat,  // as Promoted, but an integral or bool result becomes the default float dtype
+  Bool,           // bool
+  FirstOperand,   // the first operand's dtype (activation backwards: the gradient's)
+};
+
+// The dtype a program computes in, before the half types widen to float32 (as PyTorch's
+// opmath does) and bool narrows to uint8.
+enum class ComputeType {
+  Result,         // the result dtype
+  Promoted,       // the promoted dtype of the operands (comparisons compute in it)
+  PromotedFloat,  // the promoted dtype, float32 where that is integral (floor division)
+};
+
+struct PointwiseOp {
+  std::string_view name;      // aten op without overload: "add" serves add.Tensor, add_.Scalar,
+                              // add.out, ...; in-place-only ops drop their "_" ("fill")
+  std::string_view variant;   // "" or the variant a call selects (pointwise_variant.h)
+  std::string_view program;   // the template
+  std::string_view operands;  // schema argument names for {0}, {1}, ..., space separated
+  std::string_view promoted;  // the operands that decide the result dtype; "" = all of them
+  ResultType result = ResultType::Promoted;
+  ComputeType compute = ComputeType::Result;
+};
+
+const std::vector<PointwiseOp>& pointwiseOps();
+// The entry of `name` and `variant`, or nullptr.
+const PointwiseOp* findPointwiseOp(std::string_view name, std::string_view variant);
+
+}  // namespace mimic::torch_backend::aten

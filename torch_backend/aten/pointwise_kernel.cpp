@@ -1,0 +1,299 @@
+#include "torch_backend/aten/pointwise_kernel.h"
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
+
+#include <stdexcept>
+
+#include "mimic/mimic.hpp"
+#include "torch_backend/ops/elementwise.h"
+#include "torch_backend/src/aten_core.h"
+#include "torch_backend/src/device_runtime.h"
+#include "torch_backend/src/tensor_bridge.h"
+
+namespace mimic::torch_backend::aten {
+namespace {
+
+std::vector<std::string_view> words(std::string_view text) {
+  std::vector<std::string_view> out;
+  while (!text.empty()) {
+    const size_t space = text.find(' ');
+    out.push_back(text.substr(0, space));
+    if (space == std::string_view::npos) break;
+    text.remove_prefix(space + 1);
+  }
+  return out;
+}
+
+// The template with {i} replaced by operand i's token: tensors are x0, x1, ... and scalars s0,
+// s1, ... in operand order, as `scalarOperands` (bit i: operand i is a scalar) says.
+std::string instantiate(std::string_view program, size_t operands, unsigned scalarOperands) {
+  std::vector<std::string> tokens;
+  int tensors = 0, scalars = 0;
+  for (size_t i = 0; i < operands; ++i) {
+    tokens.push_back(scalarOperands >> i & 1u ? "s" + std::to_string(scalars++)
+                                              : "x" + std::to_string(tensors++));
+  }
+  std::string text;
+  for (size_t i = 0; i < program.size(); ++i) {
+    if (program[i] != '{') {
+      text += program[i];
+      continue;
+    }
+    const size_t close = program.find('}', i);
+    text += tokens.at(std::stoul(std::string(program.substr(i + 1, close - i - 1))));
+    i = close;
+  }
+  return text;
+}
+
+// The type a program computes in: float32 for the half types (PyTorch's opmath), uint8 for
+// bool; false for types the device does not compute in.
+bool computeTypeOf(at::ScalarType type, isa::DType* out) {
+  if (type == at::kHalf || type == at::kBFloat16) type = at::kFloat;
+  return isaDTypeOf(type, out);
+}
+
+bool computable(at::ScalarType type) {
+  isa::DType ignored;
+  return isaDTypeOf(type, &ignored);
+}
+
+// Broadcasts `view` to `shape`: leading and size-1 dims that grow get stride 0.
+void expandTo(ops::TensorView& view, at::IntArrayRef shape) {
+  const size_t rank = shape.size(), lead = rank - view.sizes.size();
+  std::vector<int64_t> strides(rank, 0);
+  for (size_t d = lead; d < rank; ++d) {
+    if (view.sizes[d - lead] == shape[d]) strides[d] = view.strides[d - lead];
+  }
+  view.sizes.assign(shape.begin(), shape.end());
+  view.strides = std::move(strides);
+}
+
+std::string shapeText(at::IntArrayRef shape) {
+  std::ostringstream text;
+  text << shape;
+  return text.str();
+}
+
+}  // namespace
+
+std::unique_ptr<PointwiseKernel> PointwiseKernel::forSchema(const c10::FunctionSchema& schema) {
+  const std::string& qualified = schema.name();
+  if (qualified.rfind("aten::", 0) != 0) return nullptr;
+  std::string op = qualified.substr(6);
+  const std::string overload =
+      schema.overload_name().empty() ? op : op + "." + schema.overload_name();
+  if (servedFromPython(overload)) return nullptr;
+  const auto& arguments = schema.arguments();
+  if (schema.returns().size() != 1 ||
+      !schema.returns()[0].type()->isSubtypeOf(*c10::TensorType::get())) {
+    return nullptr;
+  }
+  int outArgument = -1;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (!arguments[i].is_out()) continue;
+    if (outArgument >= 0) return nullptr;  // several outputs
+    outArgument = static_cast<int>(i);
+  }
+  const bool inPlace = outArgument < 0 && !arguments.empty() && arguments[0].alias_info() &&
+                       arguments[0].alias_info()->isWrite();
+  if (inPlace && op.back() == '_') op.pop_back();
+
+  std::vector<const PointwiseOp*> entries;
+  for (const PointwiseOp& entry : pointwiseOps()) {
+    if (entry.name == op) entries.push_back(&entry);
+  }
+  if (entries.empty()) return nullptr;
+
+  auto position = [&](std::string_view name) {
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      if (arguments[i].name() == name) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  // Every argument must mean something to the table or the rule, or the overload is another op.
+  const VariantRule& rule = variantRuleOf(op);
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const std::string& name = arguments[i].name();
+    bool known = static_cast<int>(i) == outArgument;
+    for (std::string_view ruled : rule.arguments) known = known || ruled == name;
+    for (const PointwiseOp* entry : entries) {
+      for (std::string_view operand : words(entry->operands)) known = known || operand == name;
+    }
+    if (!known) return nullptr;
+  }
+  std::vector<int> ruleArguments;
+  for (std::string_view name : rule.arguments) ruleArguments.push_back(position(name));
+
+  const Output output = outArgument >= 0 ? Output::Out
+                        : inPlace        ? Output::InPlace
+                                         : Output::Functional;
+  std::unique_ptr<PointwiseKernel> kernel(new PointwiseKernel(
+      "aten::" + overload, rule, std::move(ruleArguments), output, outArgument));
+  for (const PointwiseOp* entry : entries) {
+    Program program;
+    program.op = entry;
+    bool complete = true;
+    for (std::string_view operand : words(entry->operands)) {
+      program.operands.push_back(position(operand));
+      complete = complete && program.operands.back() >= 0;
+    }
+    if (!complete) continue;  // a variant this overload cannot select
+    for (std::string_view operand :
+         words(entry->promoted.empty() ? entry->operands : entry->promoted)) {
+      program.promoted.push_back(position(operand));
+    }
+    const unsigned combinations = 1u << program.operands.size();
+    for (unsigned scalars = 0; scalars < combinations; ++scalars) {
+      program.texts.push_back(instantiate(entry->program, program.operands.size(), scalars));
+    }
+    kernel->programs_.push_back(std::move(program));
+  }
+  if (kernel->programs_.empty()) return nullptr;
+  return kernel;
+}
+
+PointwiseKernel::PointwiseKernel(std::string name, const VariantRule& rule,
+                                 std::vector<int> ruleArguments, Output output, int outArgument)
+    : name_(std::move(name)),
+      rule_(rule),
+      ruleArguments_(std::move(ruleArguments)),
+      output_(output),
+      outArgument_(outArgument) {}
+
+const PointwiseKernel::Program* PointwiseKernel::programFor(std::string_view variant) const {
+  for (const Program& program : programs_) {
+    if (program.op->variant == variant) return &program;
+  }
+  return nullptr;
+}
+
+void PointwiseKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySet,
+                                 torch::jit::Stack* stack) {
+  const size_t count = op.schema().arguments().size();
+  const c10::IValue* args = stack->data() + (stack->size() - count);
+
+  const c10::IValue* ruleValues[4] = {};
+  for (size_t i = 0; i < ruleArguments_.size(); ++i) {
+    ruleValues[i] = ruleArguments_[i] < 0 ? nullptr : &args[ruleArguments_[i]];
+  }
+  const std::string_view variant = rule_.choose(ruleValues);
+  const Program* program = programFor(variant);
+  TORCH_CHECK(program, "mimic: ", name_, " has no program for its variant '", std::string(variant),
+              "'");
+
+  // Device tensors are inputs; numbers and CPU 0-dim tensors are scalar kernel arguments.
+  c10::SmallVector<const at::Tensor*, 4> tensors;
+  c10::SmallVector<ops::ScalarArg, 4> scalarValues;
+  unsigned scalarOperands = 0;
+  for (size_t i = 0; i < program->operands.size(); ++i) {
+    const c10::IValue& value = args[program->operands[i]];
+    if (value.isTensor() && value.toTensor().device().type() == kDeviceType) {
+      const at::Tensor& t = value.toTensor();
+      TORCH_CHECK(tensors.empty() || t.device() == tensors[0]->device(),
+                  "Expected all tensors to be on the same device, but found at least two devices, ",
+                  tensors[0]->device(), " and ", t.device(), "! (in ", name_, ")");
+      tensors.push_back(&t);
+      continue;
+    }
+    c10::Scalar scalar;
+    if (value.isTensor()) {
+      const at::Tensor& t = value.toTensor();
+      TORCH_CHECK(t.dim() == 0 && t.is_cpu(),
+                  "Expected all tensors to be on the same device, but found at least two devices, ",
+                  kDeviceType, " and ", t.device(), "! (in ", name_, ")");
+      scalar = t.item();
+    } else {
+      scalar = value.toScalar();
+    }
+    if (scalar.isComplex()) return cpuFallback(op, stack);
+    scalarValues.push_back(scalarArgOf(scalar));
+    scalarOperands |= 1u << i;
+  }
+  const at::Tensor* outArgument = outArgument_ >= 0 ? &args[outArgument_].toTensor() : nullptr;
+  if (tensors.empty() && !outArgument) return cpuFallback(op, stack);
+
+  at::native::ResultTypeState state;
+  for (int p : program->promoted) {
+    state = args[p].isTensor() ? at::native::update_result_type_state(args[p].toTensor(), state)
+                               : at::native::update_result_type_state(args[p].toScalar(), state);
+  }
+  const at::ScalarType promoted = at::native::result_type(state);
+  at::ScalarType result = promoted;
+  switch (program->op->result) {
+    case ResultType::Promoted:
+      break;
+    case ResultType::PromotedFloat:
+      if (c10::isIntegralType(promoted, /*includeBool=*/true))
+        result = c10::typeMetaToScalarType(c10::get_default_dtype());
+      break;
+    case ResultType::Bool:
+      result = at::kBool;
+      break;
+    case ResultType::FirstOperand:
+      result = args[program->operands[0]].toTensor().scalar_type();
+      break;
+  }
+  at::ScalarType computeScalarType = result;
+  if (program->op->compute == ComputeType::Promoted) computeScalarType = promoted;
+  if (program->op->compute == ComputeType::PromotedFloat) {
+    computeScalarType = c10::isFloatingType(promoted) ? promoted : at::kFloat;
+  }
+  isa::DType compute;
+  bool native = computeTypeOf(computeScalarType, &compute) && computable(result);
+  for (const at::Tensor* t : tensors) native = native && computable(t->scalar_type());
+  if (!native) return cpuFallback(op, stack);
+
+  at::DimVector shape;
+  if (!tensors.empty()) shape.assign(tensors[0]->sizes().begin(), tensors[0]->sizes().end());
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    if (tensors[i]->sizes() != at::IntArrayRef(shape)) {
+      shape = at::infer_size_dimvector(shape, tensors[i]->sizes());
+    }
+  }
+
+  at::Tensor target;
+  if (output_ == Output::Functional) {
+    target = emptyOnDevice(shape, result, tensors[0]->device());
+  } else {
+    target = output_ == Output::InPlace ? args[0].toTensor() : *outArgument;
+    TORCH_CHECK(target.device().type() == kDeviceType &&
+                    (tensors.empty() || target.device() == tensors[0]->device()),
+                "Expected all tensors to be on the same device, but found ", target.device(),
+                " for the output of ", name_);
+    TORCH_CHECK(c10::canCast(result, target.scalar_type()), "result type ", result,
+                " can't be cast to the desired output type ", target.scalar_type());
+    if (!computable(target.scalar_type())) return cpuFallback(op, stack);
+    if (output_ == Output::InPlace) {
+      TORCH_CHECK(target.sizes() == at::IntArrayRef(shape), "output with shape ",
+                  shapeText(target.sizes()), " doesn't match the broadcast shape ",
+                  shapeText(shape));
+    } else {
+      at::native::resize_output(target, shape);
+    }
+  }
+
+  if (target.numel() > 0) {
+    std::vector<ops::TensorView> inputs;
+    inputs.reserve(tensors.size());
+    for (const at::Tensor* t : tensors) {
+      inputs.push_back(viewOf(*t));
+      if (t->sizes() != at::IntArrayRef(shape)) expandTo(inputs.back(), shape);
+    }
+    try {
+      ops::elementwise(launchContextOf(target), viewOf(target), inputs,
+                       program->texts[scalarOperands], compute,
+                       {scalarValues.begin(), scalarValues.end()});
+    } catch (const mimic::Error& e) {
+      TORCH_CHECK(false, "mimic: ", name_, " failed on the device: ", e.what());
+    } catch (const std::invalid_argument& e) {
+      TORCH_CHECK_NOT_IMPLEMENTED(false, "mimic: ", name_, ": ", e.what());
+    }
+  }
+  torch::jit::drop(*stack, count);
+  torch::jit::push(*stack, std::move(target));
+}
+
+}  // namespace mimic::torch_backend::aten

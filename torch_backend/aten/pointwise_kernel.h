@@ -1,0 +1,51 @@
+// The boxed kernel that runs every pointwise aten overload of the op table on the device: one
+// instance per overload (add.Tensor, add_.Scalar, add.out, ...), prepared at registration from
+// the schema, so that a call only reads its arguments, picks the program and launches.
+//
+// Functional overloads return a new tensor of the broadcast shape and the table's result
+// dtype; in-place ones write self (which must hold the broadcast shape, and a dtype the result
+// casts to); out= ones resize out as PyTorch's out= variants do. Operands of dtypes the device
+// does not compute in (float64, int8, int16, complex) run through the counted CPU fallback.
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <string>
+#include <vector>
+
+#include "torch_backend/aten/op_table.h"
+#include "torch_backend/aten/pointwise_variant.h"
+
+namespace mimic::torch_backend::aten {
+
+class PointwiseKernel final : public c10::OperatorKernel {
+ public:
+  // Null when `schema` is not an overload this kernel serves (another argument, return or
+  // variant rule than the table knows): that overload stays with Python or the fallback.
+  static std::unique_ptr<PointwiseKernel> forSchema(const c10::FunctionSchema& schema);
+
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                  torch::jit::Stack* stack);
+
+ private:
+  struct Program {
+    const PointwiseOp* op = nullptr;
+    std::vector<int> operands;       // schema argument positions for {0}, {1}, ...
+    std::vector<int> promoted;       // schema argument positions that decide the result dtype
+    std::vector<std::string> texts;  // by which operands are scalars (bit i: {i})
+  };
+  enum class Output { Functional, InPlace, Out };
+
+  PointwiseKernel(std::string name, const VariantRule& rule, std::vector<int> ruleArguments,
+                  Output output, int outArgument);
+  const Program* programFor(std::string_view variant) const;
+
+  std::string name_;  // "aten::add.Tensor", for errors
+  const VariantRule& rule_;
+  std::vector<int> ruleArguments_;  // positions of rule_.arguments, -1 where the schema lacks one
+  Output output_;
+  int outArgument_;  // the out= argument's position, or -1
+  std::vector<Program> programs_;
+};
+
+}  // namespace mimic::torch_backend::aten
