@@ -3,9 +3,11 @@
 // A small GEMM in the usual shape: B is packed into panels of kNr columns (contiguous per k, so
 // the inner loop reads it sequentially), and a register-blocked micro-kernel keeps a kMr x kNr
 // block of C in registers while it walks k. Each C element still adds its products in order of
-// k, starting from its old value, so the result does not depend on the blocking.
+// k, starting from its old value, so the result does not depend on the blocking, nor on which
+// kernel runs it (matrix_kernels.h).
 #include <vector>
 
+#include "sim/exec/matrix_kernels.h"
 #include "sim/exec/vector_internal.h"
 #include "sim/exec/vector_math.h"
 #include "sim/isa/validate.h"
@@ -102,17 +104,9 @@ const float* asF32(DType t, const void* src, size_t count, std::vector<float>& b
   return buf.data();
 }
 
-}  // namespace
-
-bool supportsMma(DType t) {
-  return isa::typeAllowed(isa::Opcode::Mma, 0, t);
-}
-
-void mma(DType abType, float* c, const void* a, const void* b, int m, int n, int k) {
-  if (!supportsMma(abType) || m <= 0 || n <= 0 || k <= 0) return;
-  thread_local std::vector<float> bufA, bufB, packed;
-  const float* fa = asF32(abType, a, static_cast<size_t>(m) * k, bufA);
-  const float* fb = asF32(abType, b, static_cast<size_t>(k) * n, bufB);
+// The xsimd kernel: B packed per kKc rows, panel outer and rows inner.
+void mmaSimd(float* c, const float* fa, const float* fb, int m, int n, int k) {
+  thread_local std::vector<float> packed;
   const int panels = (n + kNr - 1) / kNr;
   packed.resize(static_cast<size_t>(panels) * kNr * std::min(k, kKc));
   for (int p0 = 0; p0 < k; p0 += kKc) {
@@ -131,6 +125,52 @@ void mma(DType abType, float* c, const void* a, const void* b, int m, int n, int
                c + static_cast<size_t>(i) * n + j0, n, cols);
     }
   }
+}
+
+}  // namespace
+
+const char* mmaKernelName(MmaKernel kernel) {
+  return kernel == MmaKernel::Simd ? "simd" : "avx512";
+}
+
+bool mmaKernelAvailable(MmaKernel kernel) {
+  switch (kernel) {
+    case MmaKernel::Simd:
+      return true;
+    case MmaKernel::Avx512:
+#ifdef MIMIC_MMA_AVX512
+      return detail::avx512Supported();
+#else
+      return false;  // the portable build's contract is a separate multiply and add
+#endif
+  }
+  return false;
+}
+
+MmaKernel bestMmaKernel() {
+  static const MmaKernel best =
+      mmaKernelAvailable(MmaKernel::Avx512) ? MmaKernel::Avx512 : MmaKernel::Simd;
+  return best;
+}
+
+void mmaF32(MmaKernel kernel, float* c, const float* a, const float* b, int m, int n, int k) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+#ifdef MIMIC_MMA_AVX512
+  if (kernel == MmaKernel::Avx512) return detail::mmaAvx512(c, a, b, m, n, k);
+#endif
+  mmaSimd(c, a, b, m, n, k);
+}
+
+bool supportsMma(DType t) {
+  return isa::typeAllowed(isa::Opcode::Mma, 0, t);
+}
+
+void mma(DType abType, float* c, const void* a, const void* b, int m, int n, int k) {
+  if (!supportsMma(abType) || m <= 0 || n <= 0 || k <= 0) return;
+  thread_local std::vector<float> bufA, bufB;
+  const float* fa = asF32(abType, a, static_cast<size_t>(m) * k, bufA);
+  const float* fb = asF32(abType, b, static_cast<size_t>(k) * n, bufB);
+  mmaF32(bestMmaKernel(), c, fa, fb, m, n, k);
 }
 
 }  // namespace mimic::exec

@@ -76,7 +76,8 @@
 // Mma: C[m x n] += A[m x k] * B[k x n], all row-major and dense, f32 accumulation. A and B are
 //   f32, f16 or bf16 (f16/bf16 tiles are converted to f32 first). Each C element adds its k
 //   products in order of k to its old value, fused multiply-adds when the build has FMA
-//   (MIMIC_SIMD=avx2), separate multiply and add otherwise.
+//   (MIMIC_SIMD=avx2), separate multiply and add otherwise. Fused builds run a 512-bit kernel
+//   on hosts with AVX-512F: the same bits, faster (matrix_kernels.h).
 //
 // Thread safety: every function is reentrant; scratch buffers are thread_local.
 #pragma once

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/exec/half.h"
+#include "sim/exec/matrix_kernels.h"
 #include "sim/exec/vector_math.h"
 #include "vector_math_test.h"
 
@@ -153,11 +154,16 @@ bool fusedBuild() {
   return std::string(simdArchName()).find("fma") != std::string::npos;
 }
 
-void checkMma(DType t, int m, int n, int k, std::mt19937_64& rng) {
+// Runs `multiply` on C's elements [1, 1 + m * n) of a buffer with guards on both sides and
+// checks every bit against the ordered reference: each element adds its k products in order of
+// k to its old value.
+template <class Multiply>
+void checkMma(DType t, int m, int n, int k, std::mt19937_64& rng, const std::string& kernel,
+              Multiply multiply) {
   Row a(t, int64_t{m} * k), b(t, int64_t{k} * n, 3);
   fillInputs({&a}, rng, 4.0f, false);
   fillInputs({&b}, rng, 4.0f, false);
-  std::vector<float> c(static_cast<size_t>(m) * n + 1);
+  std::vector<float> c(static_cast<size_t>(m) * n + 1 + 32);
   for (float& v : c) v = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
   std::vector<float> want(c);
   const bool fused = fusedBuild();
@@ -177,9 +183,9 @@ void checkMma(DType t, int m, int n, int k, std::mt19937_64& rng) {
       want[1 + i * n + j] = acc;
     }
   }
-  mma(t, c.data() + 1, a.data(), b.data(), m, n, k);  // c + 1: not SIMD aligned
-  Mismatches mm(std::string("mma ") + typeName(t) + " " + std::to_string(m) + "x" +
-                std::to_string(n) + "x" + std::to_string(k));
+  multiply(c.data() + 1, a.data(), b.data());  // c + 1: not SIMD aligned
+  Mismatches mm(kernel + " mma " + typeName(t) + " " + std::to_string(m) + "x" + std::to_string(n) +
+                "x" + std::to_string(k));
   for (size_t i = 0; i < c.size(); ++i) {
     mm.check(floatToBits(c[i]) == floatToBits(want[i]), static_cast<int64_t>(i),
              std::to_string(c[i]) + ", want " + std::to_string(want[i]));
@@ -191,13 +197,45 @@ TEST(Matrix, MmaMatchesOrderedReference) {
   const int shapes[][3] = {{1, 1, 1},    {1, 17, 3},  {7, 9, 5},    {6, 16, 256}, {13, 37, 300},
                            {64, 64, 64}, {5, 3, 600}, {33, 100, 7}, {2, 1, 513}};
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
-    for (const auto& s : shapes) checkMma(t, s[0], s[1], s[2], rng);
+    for (const auto& s : shapes) {
+      const int m = s[0], n = s[1], k = s[2];
+      checkMma(t, m, n, k, rng, "best",
+               [&](float* c, const void* a, const void* b) { mma(t, c, a, b, m, n, k); });
+    }
   }
   // k == 0 and empty shapes leave C alone.
   float c = 2.0f;
   mma(DType::F32, &c, nullptr, nullptr, 1, 1, 0);
   EXPECT_EQ(c, 2.0f);
 }
+
+// Every kernel mma may choose gives the reference's bits, so results do not depend on the host's
+// instruction set. The shapes cover each kernel's edges: rows and columns short of a micro-tile,
+// k across blocks, and B wide enough to be packed.
+class MmaKernelTest : public ::testing::TestWithParam<MmaKernel> {};
+
+TEST_P(MmaKernelTest, MatchesOrderedReference) {
+  const MmaKernel kernel = GetParam();
+  const std::string name = mmaKernelName(kernel);
+  if (!mmaKernelAvailable(kernel)) {
+    GTEST_SKIP() << "the " << name << " kernel needs AVX-512F on the host and a fused build ("
+                 << simdArchName() << ")";
+  }
+  std::mt19937_64 rng(15);
+  const int shapes[][3] = {{1, 1, 1},      {8, 32, 128},  {7, 31, 129}, {9, 33, 257},
+                           {16, 17, 1},    {64, 64, 64},  {3, 300, 40}, {17, 256, 130},
+                           {12, 513, 200}, {40, 16, 700}, {1, 1000, 3}, {100, 5, 9}};
+  for (const auto& s : shapes) {
+    const int m = s[0], n = s[1], k = s[2];
+    checkMma(DType::F32, m, n, k, rng, name, [&](float* c, const void* a, const void* b) {
+      mmaF32(kernel, c, static_cast<const float*>(a), static_cast<const float*>(b), m, n, k);
+    });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, MmaKernelTest,
+                         ::testing::Values(MmaKernel::Simd, MmaKernel::Avx512),
+                         [](const auto& info) { return std::string(mmaKernelName(info.param)); });
 
 TEST(Matrix, Mma256IsFast) {
   const int s = 256;
@@ -214,7 +252,8 @@ TEST(Matrix, Mma256IsFast) {
     best = std::min(best, ms);
   }
   const double gflops = 2.0 * s * s * s / (best * 1e6);
-  std::printf("mma f32 256x256x256: %.3f ms, %.1f GFLOP/s (%s)\n", best, gflops, simdArchName());
+  std::printf("mma f32 256x256x256: %.3f ms, %.1f GFLOP/s (%s, %s kernel)\n", best, gflops,
+              simdArchName(), mmaKernelName(bestMmaKernel()));
   RecordProperty("mma256_gflops", static_cast<int>(gflops));
 #ifdef NDEBUG
   EXPECT_LT(best, 10.0);
