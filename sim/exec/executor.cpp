@@ -10,9 +10,20 @@ void Executor::run(const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3
                    uint8_t* scratchpad, WorkgroupResult& out) const {
   out = WorkgroupResult{};
   out.counters.workgroups = 1;
+  // Workgroups of a kernel mostly leave traces of one length: start at the length this thread
+  // saw last, instead of growing (and copying) the vectors a few times per workgroup.
+  thread_local size_t traceLength = 0, dmaCount = 0;
+  out.trace.reserve(traceLength);
+  out.dmaRegions.reserve(dmaCount);
   detail::Workgroup(costs_, scratchpadBytes_, memory_, fn, args, grid, id, scratchpad, out,
                     recordAccesses_)
       .run();
+  traceLength = out.trace.size();
+  dmaCount = out.dmaRegions.size();
+  // The launch keeps the trace: a short one after a long one keeps no more spare room than
+  // growing would have left it.
+  if (out.trace.capacity() > 2 * traceLength) out.trace.shrink_to_fit();
+  if (out.dmaRegions.capacity() > 2 * dmaCount) out.dmaRegions.shrink_to_fit();
 }
 
 void Executor::applyAtomics(const std::vector<AtomicAdd>& atomics) const {

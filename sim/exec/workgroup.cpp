@@ -26,7 +26,8 @@ void Workgroup::run() {
       const Instr& in = code[pc_];
       charge(1);
       if (in.op == Opcode::Exit) break;
-      ++out_.counters.instructions[static_cast<int>(isa::pipeOf(in.op))];
+      const Pipe pipe = isa::pipeOf(in.op);
+      ++out_.counters.instructions[static_cast<int>(pipe)];
       size_t next = pc_ + 1;
       switch (in.op) {
         case Opcode::Br:
@@ -41,7 +42,7 @@ void Workgroup::run() {
         default:
           step(in);
       }
-      if (isa::pipeOf(in.op) == Pipe::Scalar) {
+      if (pipe == Pipe::Scalar) {
         issue(in.op == Opcode::SLoad ? costs_.sloadCycles : costs_.scalarCycles);
       }
       pc_ = next;
