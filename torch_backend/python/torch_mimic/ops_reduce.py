@@ -34,6 +34,7 @@ def reduce_into(kind, x, dims, dtype, map="", other=None, divisor=1.0, sqrt=Fals
     divided by ``divisor`` and, with ``sqrt``, rooted (torch_backend/ops/reduce.h)."""
     require_native(x)
     out = empty(_kept_shape(x, dims), dtype, x.device)
+    require_native(out)
     if out.numel() > 0:
         _ops.reduce(out, x, dims, kind, map, other, float(divisor), sqrt)
     return out
