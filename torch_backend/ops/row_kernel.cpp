@@ -425,21 +425,25 @@ void RowGen::statFill(int dst, double value) {
 }
 
 void RowGen::softmax() {
+  // Whole rows work on x's tile F0 in place: softmax needs 4 bytes an element (and the raw
+  // tiles of other types), so that rows of a vocabulary's logits fit.
   const bool log = s_.kind == RowKind::LogSoftmax;
   if (!s_.chunked) {
     load(true, false, false);
     rowReduce(ReduceOp::Max, kS0, kF0);
-    rowOp(BinaryOp::Sub, kT0, kF0, kS0);
-    unary(UnaryOp::Exp, kT1, kT0);
-    rowReduce(ReduceOp::Sum, kS1, kT1);
+    rowOp(BinaryOp::Sub, kF0, kF0, kS0);
     if (log) {
+      unary(UnaryOp::Exp, kT0, kF0);
+      rowReduce(ReduceOp::Sum, kS1, kT0);
       statUnary(UnaryOp::Log, kS1, kS1);
-      rowOp(BinaryOp::Sub, kT0, kT0, kS1);
-      return storeRows(kT0);
+      rowOp(BinaryOp::Sub, kF0, kF0, kS1);
+    } else {
+      unary(UnaryOp::Exp, kF0, kF0);
+      rowReduce(ReduceOp::Sum, kS1, kF0);
+      statUnary(UnaryOp::Recip, kS1, kS1);
+      rowOp(BinaryOp::Mul, kF0, kF0, kS1);
     }
-    statUnary(UnaryOp::Recip, kS1, kS1);
-    rowOp(BinaryOp::Mul, kT1, kT1, kS1);
-    return storeRows(kT1);
+    return storeRows(kF0);
   }
   // Pass 1, the online softmax: S0 = the running max m, S1 = sum(exp(x - m)). The shift S4 is
   // the new max, or 0 while every element so far is -inf (-inf - -inf would be NaN).
@@ -459,9 +463,9 @@ void RowGen::softmax() {
     statOp(BinaryOp::Sub, kS2, kS0, kS4);
     statUnary(UnaryOp::Exp, kS2, kS2);
     statOp(BinaryOp::Mul, kS1, kS1, kS2);
-    rowOp(BinaryOp::Sub, kT0, kF0, kS4);
-    unary(UnaryOp::Exp, kT0, kT0);
-    rowReduce(ReduceOp::Sum, kS2, kT0);
+    rowOp(BinaryOp::Sub, kF0, kF0, kS4);
+    unary(UnaryOp::Exp, kF0, kF0);
+    rowReduce(ReduceOp::Sum, kS2, kF0);
     statOp(BinaryOp::Add, kS1, kS1, kS2);
     statOp(BinaryOp::Max, kS0, kS3, kS3);
   });
@@ -472,6 +476,7 @@ void RowGen::softmax() {
   } else {
     statUnary(UnaryOp::Recip, kS1, kS1);
   }
+  // The outputs go through T0: the next chunk loads into F0 while this one is stored.
   forEachChunk([&] {
     load(true, false, false);
     if (log) {
@@ -635,6 +640,9 @@ int RowShape::rowInputs() const {
 
 int RowShape::temps() const {
   switch (kind) {
+    case RowKind::Softmax:
+      return chunked ? 1 : 0;
+    case RowKind::LogSoftmax:
     case RowKind::SoftmaxBackward:
     case RowKind::LogSoftmaxBackward:
       return 1;

@@ -75,11 +75,15 @@ RowPlan planRows(const RowCall& call, int device) {
   p.g = call.in0.sizes[0];
   p.c = call.in0.sizes[1];
   p.n = call.in0.sizes[2];
-  const int64_t budget = static_cast<int64_t>(scratchpadBytes(device)) * 15 / 16 / 2;
+  const int64_t usable = static_cast<int64_t>(scratchpadBytes(device)) * 15 / 16;
+  int64_t budget = usable / 2;
   auto fits = [&](int64_t kc, int64_t nc) {
     return layout(p.shape, kc, nc, pitchOf(nc)).bytes <= budget;
   };
+  // A row that fits only the whole scratchpad is still read once: one workgroup per unit.
+  if (!fits(1, p.n)) budget = usable;
   p.shape.chunked = !fits(1, p.n);
+  if (p.shape.chunked) budget = usable / 2;
   if (!p.shape.chunked) {
     p.nc = p.n;
     // As many rows as fit, but no more than spread the rows over two workgroups per unit.

@@ -31,9 +31,9 @@ struct RowPlan {
   int64_t workgroups() const { return gridX() * g; }
 };
 
-// Whole rows when a row fits half the scratchpad (so that two workgroups share a compute unit),
-// with as many rows per workgroup as fit, but few enough that the grid fills the device; long
-// rows in chunks of as many columns as fit.
+// Whole rows when a row fits half the scratchpad (so that two workgroups share a compute unit)
+// or else the whole of it, with as many rows per workgroup as fit, but few enough that the grid
+// fills the device; longer rows in chunks of as many columns as fit half the scratchpad.
 RowPlan planRows(const RowCall& call, int device);
 
 std::vector<int64_t> rowArguments(const RowPlan& plan, const RowCall& call);
