@@ -101,8 +101,12 @@ void edgeRows(int rows, int kc, const float* a, int lda, const float* b, int ldb
 }  // namespace
 
 bool avx512Supported() {
-  // Also checks that the OS saves the 512-bit registers.
-  static const bool supported = __builtin_cpu_supports("avx512f");
+  // Also checks that the OS saves the 512-bit registers. The explicit init makes the answer
+  // right even when asked from a static constructor that runs before libgcc's.
+  static const bool supported = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
   return supported;
 }
 
