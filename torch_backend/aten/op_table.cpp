@@ -65,6 +65,8 @@ const std::vector<PointwiseOp> kOps = {
     entry("sgn", "", "{0} 0 gt {0} 0 lt sub", "self"),
     entry("silu", "", "{0} {0} sigmoid mul", "self", "", R::PromotedFloat),
     entry("bitwise_not", "", "{0} not", "self"),
+    // The language's `not` of uint8 is logical (bool's); a byte's complement is 255 - x.
+    entry("bitwise_not", "byte", "255 {0} sub", "self"),
     entry("logical_not", "", "{0} 0 eq", "self", "", R::Bool, C::Promoted),
     entry("isnan", "", "{0} {0} ne", "self", "", R::Bool, C::Promoted),
 
@@ -148,10 +150,36 @@ const std::vector<PointwiseOp> kOps = {
     entry("log_sigmoid_backward", "", "{0} 0 {1} sub sigmoid mul", "grad_output self", "self"),
 };
 
+// Flags of x != 0 (NaN counts as true) are reduced by min for all() and by max for any().
+const std::vector<ReductionOp> kReductions = {
+    {"sum", "sum", "", "", ReductionResult::Accumulated},
+    {"mean", "sum", "", "", ReductionResult::Float, /*mean=*/true},
+    {"prod", "prod", "", "", ReductionResult::Accumulated},
+    {"amax", "max", "", "", ReductionResult::Input},
+    {"amin", "min", "", "", ReductionResult::Input},
+    {"max", "max", "argmax", "", ReductionResult::Input},
+    {"min", "min", "argmin", "", ReductionResult::Input},
+    {"argmax", "argmax", "", "", ReductionResult::Index},
+    {"argmin", "argmin", "", "", ReductionResult::Index},
+    {"all", "min", "", "{0} 0 ne", ReductionResult::Flag},
+    {"any", "max", "", "{0} 0 ne", ReductionResult::Flag},
+};
+
 }  // namespace
 
 const std::vector<PointwiseOp>& pointwiseOps() {
   return kOps;
+}
+
+const std::vector<ReductionOp>& reductionOps() {
+  return kReductions;
+}
+
+const ReductionOp* findReductionOp(std::string_view name) {
+  for (const ReductionOp& op : kReductions) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
 }
 
 const PointwiseOp* findPointwiseOp(std::string_view name, std::string_view variant) {

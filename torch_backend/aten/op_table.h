@@ -1,8 +1,9 @@
-// The one table of the pointwise aten ops mimic runs on the device: for each op (and each
-// variant of it that needs another program), the elementwise program template, the schema
-// arguments it reads, and its type-promotion rule. Eager registration (pointwise_kernel.cpp)
-// reads it, and so does Python through torch.ops.mimic.op_table() (torch_mimic.op_table()),
-// so a compiler lowers from the same facts and never keeps a copy.
+// The one table of the aten ops mimic runs on the device through C++ kernels. Pointwise ops:
+// for each op (and each variant of it that needs another program), the elementwise program
+// template, the schema arguments it reads, and its type-promotion rule. Reductions: the reduce
+// kernel's kind, an elementwise prologue, and the result dtype rule. Eager registration
+// (pointwise_kernel.cpp) reads it, and so does Python through torch.ops.mimic.op_table()
+// (torch_mimic.op_table()), so a compiler lowers from the same facts and never keeps a copy.
 //
 // A template is a program of the elementwise language (torch_backend/ops/elementwise_program.h)
 // in which {0}, {1}, ... stand for the operands, in the order `operands` names them. At a call,
@@ -46,5 +47,28 @@ struct PointwiseOp {
 const std::vector<PointwiseOp>& pointwiseOps();
 // The entry of `name` and `variant`, or nullptr.
 const PointwiseOp* findPointwiseOp(std::string_view name, std::string_view variant);
+
+// The result dtype of a reduction.
+enum class ReductionResult {
+  Accumulated,  // the dtype argument, else int64 for integral and bool inputs, else the input's
+  Float,        // the dtype argument, else the input's; it must be floating (mean)
+  Input,        // the input's (amax, max)
+  Index,        // int64 (argmax)
+  Flag,         // bool, or uint8 for a uint8 input (all, any)
+};
+
+// A reduction over the dims of the `dim` argument (all dims when it is absent, None or []),
+// on the reduce kernel (torch_backend/ops/reduce.h).
+struct ReductionOp {
+  std::string_view name;      // aten op: "sum" serves sum, sum.dim_IntList and sum.IntList_out
+  std::string_view reduce;    // the kernel's kind: sum prod max min argmax argmin
+  std::string_view indices;   // "" or the kind of a second result, the indices (max.dim)
+  std::string_view prologue;  // "" or an elementwise template applied first ({0}: the input)
+  ReductionResult result = ReductionResult::Input;
+  bool mean = false;  // the sum is divided by the number of elements reduced
+};
+
+const std::vector<ReductionOp>& reductionOps();
+const ReductionOp* findReductionOp(std::string_view name);
 
 }  // namespace mimic::torch_backend::aten

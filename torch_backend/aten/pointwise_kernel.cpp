@@ -4,9 +4,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 
-#include <stdexcept>
-
-#include "mimic/mimic.hpp"
+#include "torch_backend/aten/device_call.h"
 #include "torch_backend/ops/elementwise.h"
 #include "torch_backend/src/aten_core.h"
 #include "torch_backend/src/device_runtime.h"
@@ -282,15 +280,11 @@ void PointwiseKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKey
       inputs.push_back(viewOf(*t));
       if (t->sizes() != at::IntArrayRef(shape)) expandTo(inputs.back(), shape);
     }
-    try {
+    onDevice(name_, [&] {
       ops::elementwise(launchContextOf(target), viewOf(target), inputs,
                        program->texts[scalarOperands], compute,
                        {scalarValues.begin(), scalarValues.end()});
-    } catch (const mimic::Error& e) {
-      TORCH_CHECK(false, "mimic: ", name_, " failed on the device: ", e.what());
-    } catch (const std::invalid_argument& e) {
-      TORCH_CHECK_NOT_IMPLEMENTED(false, "mimic: ", name_, ": ", e.what());
-    }
+    });
   }
   torch::jit::drop(*stack, count);
   torch::jit::push(*stack, std::move(target));

@@ -84,6 +84,10 @@ std::string_view eluGradientFrom(const c10::IValue* const* values) {
   return values[0]->toBool() ? "result" : "input";
 }
 
+std::string_view byteComplement(const c10::IValue* const* values) {
+  return values[0]->toTensor().scalar_type() == at::kByte ? "byte" : "";
+}
+
 std::string_view single(const c10::IValue* const*) {
   return "";
 }
@@ -98,6 +102,7 @@ const VariantRule& variantRuleOf(std::string_view op) {
       {"pow", {{"self", "exponent"}, squareExponent}},
       {"clamp", {{"min", "max"}, clampBounds}},
       {"fill", {{"self", "value"}, fillValue}},
+      {"bitwise_not", {{"self"}, byteComplement}},
       {"masked_fill", {{"mask", "value"}, booleanMask}},
       {"gelu", {{"approximate"}, approximation}},
       {"gelu_backward", {{"approximate"}, approximation}},

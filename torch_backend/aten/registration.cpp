@@ -13,6 +13,7 @@
 #include "torch_backend/aten/foreach_kernel.h"
 #include "torch_backend/aten/op_table.h"
 #include "torch_backend/aten/pointwise_kernel.h"
+#include "torch_backend/aten/reduction_kernel.h"
 
 namespace mimic::torch_backend::aten {
 namespace {
@@ -52,6 +53,22 @@ std::string_view computeName(ComputeType type) {
   return "";
 }
 
+std::string_view reductionResultName(ReductionResult type) {
+  switch (type) {
+    case ReductionResult::Accumulated:
+      return "accumulated";
+    case ReductionResult::Float:
+      return "float";
+    case ReductionResult::Input:
+      return "input";
+    case ReductionResult::Index:
+      return "index";
+    case ReductionResult::Flag:
+      return "flag";
+  }
+  return "";
+}
+
 std::string opTableJson() {
   std::ostringstream json;
   json << "[";
@@ -64,6 +81,15 @@ std::string opTableJson() {
          << ", \"result\": " << quoted(resultName(op.result))
          << ", \"compute\": " << quoted(computeName(op.compute)) << "}";
     separator = ", ";
+  }
+  // A reduction's program is its reduce kind; its prologue, if any, is an elementwise template.
+  for (const ReductionOp& op : reductionOps()) {
+    json << separator << "{\"name\": " << quoted(op.name)
+         << ", \"variant\": \"\", \"kind\": \"reduction\", \"program\": " << quoted(op.reduce)
+         << ", \"operands\": \"self\", \"promoted\": \"self\", \"result\": "
+         << quoted(reductionResultName(op.result)) << ", \"compute\": \"result\""
+         << ", \"indices\": " << quoted(op.indices) << ", \"prologue\": " << quoted(op.prologue)
+         << ", \"mean\": " << (op.mean ? "true" : "false") << "}";
   }
   json << "]";
   return json.str();
@@ -82,6 +108,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
         name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
     if (auto kernel = PointwiseKernel::forSchema(handle->schema())) {
       m.impl(overload.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::move(kernel)));
+    } else if (auto reduction = ReductionKernel::forSchema(handle->schema())) {
+      m.impl(overload.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::move(reduction)));
     } else if (auto foreach = ForeachKernel::forSchema(handle->schema())) {
       m.impl(overload.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::move(foreach)));
     }

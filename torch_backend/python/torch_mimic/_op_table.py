@@ -11,12 +11,17 @@ import torch
 class OpEntry(NamedTuple):
     name: str       # aten op without overload ("add"); in-place-only ops without "_" ("fill")
     variant: str    # "" or the variant a call selects ("alpha", "floor", "tanh", ...)
-    kind: str       # "pointwise": an elementwise program
-    program: str    # template of the elementwise language; {0}, {1}, ... are the operands
+    kind: str       # "pointwise" (an elementwise program) or "reduction" (the reduce kernel)
+    program: str    # pointwise: template of the elementwise language, {0}, {1}, ... are the
+                    # operands; reduction: the reduce kind (sum prod max min argmax argmin)
     operands: tuple  # schema argument names for {0}, {1}, ...
     promoted: tuple  # the operands whose dtypes decide the result's
-    result: str     # promoted, promoted_float, bool or first_operand
+    result: str     # pointwise: promoted, promoted_float, bool or first_operand; reduction:
+                    # accumulated, float, input, index or flag (torch_backend/aten/op_table.h)
     compute: str    # result, promoted or promoted_float (half types compute in float32)
+    indices: str = ""   # reduction: the kind of a second result, the indices (max.dim)
+    prologue: str = ""  # reduction: an elementwise template applied to the input first
+    mean: bool = False  # reduction: the sum is divided by the number of elements reduced
 
 
 def _load():

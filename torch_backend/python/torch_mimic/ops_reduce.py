@@ -1,5 +1,6 @@
-"""Reductions over any dims: sum, mean, prod, max, min, argmax, argmin, var, std, norms, all
-and any, on the reduce primitive (plus elementwise launches for the derived ones)."""
+"""The reductions that take several launches: var, std and the vector norms, on the reduce
+primitive and elementwise launches. sum, mean, prod, amax, max, argmax, all, any and the rest
+of the op table's reductions are registered in C++ (torch_backend/aten)."""
 import torch
 
 from ._lib import FLOAT_DTYPES, Unsupported, empty, impl, launch, prepare_out, require_native
@@ -49,131 +50,11 @@ def _finish(result, x, dims, keepdim, out=None):
     return out
 
 
-def _sum_dtype(x, dtype):
-    if dtype is not None:
-        return dtype
-    return torch.int64 if not (x.dtype.is_floating_point or x.dtype.is_complex) else x.dtype
-
-
-def _sum(self, dim=None, keepdim=False, dtype=None, out=None):
-    dims = _dims(self, dim)
-    source = self if dtype is None or dtype == self.dtype else self.to(dtype)
-    return _finish(reduce_into("sum", source, dims, _sum_dtype(self, dtype)), self, dims, keepdim, out)
-
-
-@impl("sum")
-def sum_all(self, *, dtype=None):
-    return _sum(self, None, False, dtype)
-
-
-@impl("sum.dim_IntList")
-def sum_dim(self, dim, keepdim=False, *, dtype=None):
-    return _sum(self, dim, keepdim, dtype)
-
-
-@impl("sum.IntList_out")
-def sum_out(self, dim, keepdim=False, *, dtype=None, out):
-    return _sum(self, dim, keepdim, dtype, out)
-
-
 def _count(x, dims):
     count = 1
     for d in dims:
         count *= x.shape[d]
     return count
-
-
-def _mean(self, dim, keepdim, dtype, out=None):
-    dtype = dtype or self.dtype
-    if dtype not in FLOAT_DTYPES:
-        if dtype == torch.float64 or self.dtype == torch.float64:
-            raise Unsupported()
-        raise RuntimeError(
-            f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            f"complex dtype. Got: {str(dtype).replace('torch.', '').capitalize()}")
-    dims = _dims(self, dim)
-    # An empty mean is 0 / 0: NaN.
-    total = reduce_into("sum", self, dims, dtype, divisor=_count(self, dims))
-    return _finish(total, self, dims, keepdim, out)
-
-
-@impl("mean")
-def mean_all(self, *, dtype=None):
-    return _mean(self, None, False, dtype)
-
-
-@impl("mean.dim")
-def mean_dim(self, dim, keepdim=False, *, dtype=None):
-    return _mean(self, dim, keepdim, dtype)
-
-
-@impl("mean.out")
-def mean_out(self, dim, keepdim=False, *, dtype=None, out):
-    return _mean(self, dim, keepdim, dtype, out)
-
-
-@impl("prod")
-def prod_all(self, *, dtype=None):
-    return _finish(reduce_into("prod", self, _dims(self, None), _sum_dtype(self, dtype)), self,
-                   _dims(self, None), False)
-
-
-@impl("prod.dim_int")
-def prod_dim(self, dim, keepdim=False, *, dtype=None):
-    dims = _dims(self, dim)
-    return _finish(reduce_into("prod", self, dims, _sum_dtype(self, dtype)), self, dims, keepdim)
-
-
-def _check_nonempty(name, x, dims):
-    if x.numel() == 0 and (not dims or any(x.shape[d] == 0 for d in dims)):
-        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                         "Specify the reduction dim with the 'dim' argument.")
-
-
-def _extreme(kind, name):
-    def full(self):
-        dims = _dims(self, None)
-        if self.numel() == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                               "Specify the reduction dim with the 'dim' argument.")
-        return _finish(reduce_into(kind, self, dims, self.dtype), self, dims, False)
-
-    def along(self, dim, keepdim=False):
-        dims = _dims(self, dim)
-        _check_nonempty(name, self, dims)
-        values = reduce_into(kind, self, dims, self.dtype)
-        indices = reduce_into("arg" + kind, self, dims, torch.int64)
-        return _finish(values, self, dims, keepdim), _finish(indices, self, dims, keepdim)
-
-    def amax(self, dim=(), keepdim=False):
-        dims = _dims(self, dim)
-        _check_nonempty("a" + name, self, dims)
-        return _finish(reduce_into(kind, self, dims, self.dtype), self, dims, keepdim)
-
-    impl(name)(full)
-    impl(f"{name}.dim")(along)
-    impl(f"a{name}")(amax)
-
-
-_extreme("max", "max")
-_extreme("min", "min")
-
-
-def _arg(kind):
-    def fn(self, dim=None, keepdim=False):
-        dims = _dims(self, dim)
-        _check_nonempty(kind, self, dims)
-        result = reduce_into(kind, self if dim is not None else self.reshape(-1), dims if dim is not None else [0],
-                             torch.int64)
-        if dim is None:
-            return result.view([1] * self.dim()) if keepdim else result.view(())
-        return _finish(result, self, dims, keepdim)
-
-    impl(kind)(fn)
-
-
-_arg("argmax")
-_arg("argmin")
 
 
 def _variance(self, dim, correction, keepdim, want_mean=False, take_sqrt=False):
@@ -252,27 +133,3 @@ def norm_dim(self, p, dim, keepdim=False):
 @impl("norm.Scalar")
 def norm_scalar(self, p=2):
     return _vector_norm(self, p, None, False, None)
-
-
-def _logical_reduce(kind):
-    def reduce_bool(self, dim=None, keepdim=False):
-        dims = _dims(self, dim)
-        flags = empty(self.shape, torch.uint8, self.device)
-        launch(flags, [self], "x0 0 ne", self.dtype if self.dtype != torch.bool else torch.uint8)
-        result = reduce_into("min" if kind == "all" else "max", flags, dims, torch.uint8) if self.numel() else \
-            torch.full(_kept_shape(self, dims), kind == "all", dtype=torch.uint8, device=self.device)
-        out_dtype = torch.uint8 if self.dtype == torch.uint8 else torch.bool
-        return _finish(result.view(torch.bool) if out_dtype == torch.bool else result, self, dims, keepdim)
-
-    def full(self):
-        return reduce_bool(self)
-
-    def along(self, dim, keepdim=False):
-        return reduce_bool(self, dim, keepdim)
-
-    impl(kind)(full)
-    impl(f"{kind}.dim")(along)
-
-
-_logical_reduce("all")
-_logical_reduce("any")

@@ -1,0 +1,21 @@
+#include "torch_backend/aten/device_call.h"
+
+#include "torch_backend/src/aten_core.h"
+#include "torch_backend/src/tensor_bridge.h"
+
+namespace mimic::torch_backend::aten {
+
+void reduceOnDevice(const std::string& op, const at::Tensor& out, const at::Tensor& in,
+                    const std::vector<int>& dims, ops::ReduceKind kind,
+                    const ops::ReduceFusion& fusion) {
+  at::Tensor workspace;
+  const ops::Workspace allocate = [&](size_t bytes) {
+    workspace = emptyOnDevice({static_cast<int64_t>(bytes)}, at::kByte, out.device());
+    return workspace.data_ptr();
+  };
+  onDevice(op, [&] {
+    ops::reduce(launchContextOf(out), viewOf(out), viewOf(in), dims, kind, allocate, fusion);
+  });
+}
+
+}  // namespace mimic::torch_backend::aten
