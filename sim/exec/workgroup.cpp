@@ -294,6 +294,11 @@ uint8_t* Workgroup::hbm(int64_t address, int64_t low, int64_t high, int elementB
   if (high <= low) return nullptr;
   const uint64_t first = static_cast<uint64_t>(checkedAdd(address, low));
   const uint64_t last = static_cast<uint64_t>(checkedAdd(address, high));
+  for (const sim::Allocation& known : allocations_) {
+    if (first >= known.base && last <= known.base + known.size) {
+      return memory_.hostView(static_cast<uint64_t>(address));
+    }
+  }
   sim::Allocation a{};
   if (!memory_.find(first, &a) || last > a.base + a.size) {
     char text[160];
@@ -304,6 +309,8 @@ uint8_t* Workgroup::hbm(int64_t address, int64_t low, int64_t high, int elementB
     const uint64_t out = memory_.find(first, &a) ? a.base + a.size : first;
     fault(FaultKind::IllegalAddress, text + memory_.describe(out), out);
   }
+  allocations_[nextAllocation_] = a;
+  nextAllocation_ = (nextAllocation_ + 1) % std::size(allocations_);
   return memory_.hostView(static_cast<uint64_t>(address));
 }
 

@@ -134,6 +134,11 @@ class Workgroup {
   int64_t rows_ = 1, dstRowStride_ = 0, srcRowStride_ = 0, otherRowStride_ = 0;
   int64_t mmaM_ = 0, mmaN_ = 0, mmaK_ = 0;
   uint64_t executed_ = 0;  // work counted by the watchdog
+  // The allocations this workgroup's last DMAs and atomics touched. Freeing memory a running
+  // kernel uses is the program's race, so a workgroup (tens of microseconds) may go on trusting
+  // them instead of asking DeviceMemory, which takes a lock, every time.
+  sim::Allocation allocations_[4] = {};
+  size_t nextAllocation_ = 0;
   std::vector<InFlightDma> inFlight_;
   uint32_t nextToken_ = 1;
   uint64_t pendingIssue_ = 0;
