@@ -45,7 +45,7 @@ def test_the_table_is_read_only_and_complete():
     add = table[("add", "alpha")]
     assert add.kind == "pointwise" and add.operands == ("self", "other", "alpha")
     assert add.promoted == ("self", "other") and "{2}" in add.program
-    assert {entry.kind for entry in table.values()} == {"pointwise", "reduction"}
+    assert {entry.kind for entry in table.values()} == {"pointwise", "reduction", "gemm", "index"}
     assert table[("sum", "")].program == "sum" and table[("all", "")].program == "min"
     for entry in table.values():
         if entry.kind == "pointwise":  # every placeholder names an operand

@@ -165,7 +165,32 @@ const std::vector<ReductionOp> kReductions = {
     {"any", "max", "", "{0} 0 ne", ReductionResult::Flag},
 };
 
+const std::vector<KernelOp> kKernelOps = {
+    {"mm", "gemm", "gemm", "C = A B"},
+    {"bmm", "gemm", "gemm", "C[b] = A[b] B[b], batch as the leading dim of each view"},
+    {"addmm", "gemm", "gemm", "C = beta self + alpha A B; a 1-d or row self is the bias epilogue"},
+    {"baddbmm", "gemm", "gemm", "C[b] = beta self[b] + alpha A[b] B[b]"},
+    {"mv", "gemm", "gemm", "y = A x as an (m x k)(k x 1) GEMM"},
+    {"dot", "gemm", "reduce", "sum of x * y: the reduce kernel's mul map"},
+    {"vdot", "gemm", "reduce", "dot for real dtypes"},
+    {"index_select", "index", "index_select", "rows of self along dim by index"},
+    {"gather", "index", "gather", "self[index] along dim"},
+    {"scatter", "index", "scatter", "src (or a value) written at index along dim"},
+    {"scatter_add", "index", "scatter", "src accumulated at index along dim"},
+    {"index_add", "index", "index_add", "alpha source accumulated at index along dim"},
+    {"index", "index", "index_select",
+     "advanced indexing by tensors, as index_select of the "
+     "linearised indices"},
+    {"index_put", "index", "index_put", "values written (or accumulated) at tensor indices"},
+    {"embedding_dense_backward", "index", "index_add", "gradients accumulated per index"},
+    {"cat", "index", "copy", "each input copied into its slice of the result"},
+};
+
 }  // namespace
+
+const std::vector<KernelOp>& kernelOps() {
+  return kKernelOps;
+}
 
 const std::vector<PointwiseOp>& pointwiseOps() {
   return kOps;

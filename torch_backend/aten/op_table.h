@@ -1,7 +1,8 @@
 // The one table of the aten ops mimic runs on the device through C++ kernels. Pointwise ops:
 // for each op (and each variant of it that needs another program), the elementwise program
 // template, the schema arguments it reads, and its type-promotion rule. Reductions: the reduce
-// kernel's kind, an elementwise prologue, and the result dtype rule. Eager registration
+// kernel's kind, an elementwise prologue, and the result dtype rule. GEMM and index ops: the
+// kernel they run. Eager registration
 // (pointwise_kernel.cpp) reads it, and so does Python through torch.ops.mimic.op_table()
 // (torch_mimic.op_table()), so a compiler lowers from the same facts and never keeps a copy.
 //
@@ -70,5 +71,16 @@ struct ReductionOp {
 
 const std::vector<ReductionOp>& reductionOps();
 const ReductionOp* findReductionOp(std::string_view name);
+
+// An op whose kernel is one of the other op kernels of torch_backend/ops: a GEMM (gemm.h) or an
+// index kernel (index.h). Registered from gemm_kernels.cpp and index_kernels.cpp.
+struct KernelOp {
+  std::string_view name;    // aten op: "addmm" serves addmm, addmm_ and addmm.out
+  std::string_view kind;    // "gemm" or "index"
+  std::string_view kernel;  // the ops:: function it runs: gemm, index_select, gather, ...
+  std::string_view note;    // how the aten op maps onto it
+};
+
+const std::vector<KernelOp>& kernelOps();
 
 }  // namespace mimic::torch_backend::aten

@@ -91,6 +91,13 @@ std::string opTableJson() {
          << ", \"indices\": " << quoted(op.indices) << ", \"prologue\": " << quoted(op.prologue)
          << ", \"mean\": " << (op.mean ? "true" : "false") << "}";
   }
+  for (const KernelOp& op : kernelOps()) {
+    json << separator << "{\"name\": " << quoted(op.name)
+         << ", \"variant\": \"\", \"kind\": " << quoted(op.kind)
+         << ", \"program\": " << quoted(op.kernel)
+         << ", \"operands\": \"\", \"promoted\": \"\", \"result\": \"\", \"compute\": \"\", "
+         << "\"note\": " << quoted(op.note) << "}";
+  }
   json << "]";
   return json.str();
 }

@@ -11,9 +11,11 @@ import torch
 class OpEntry(NamedTuple):
     name: str       # aten op without overload ("add"); in-place-only ops without "_" ("fill")
     variant: str    # "" or the variant a call selects ("alpha", "floor", "tanh", ...)
-    kind: str       # "pointwise" (an elementwise program) or "reduction" (the reduce kernel)
+    kind: str       # "pointwise" (an elementwise program), "reduction" (the reduce kernel),
+                    # "gemm" or "index" (a GEMM or index kernel of torch_backend/ops)
     program: str    # pointwise: template of the elementwise language, {0}, {1}, ... are the
-                    # operands; reduction: the reduce kind (sum prod max min argmax argmin)
+                    # operands; reduction: the reduce kind (sum prod max min argmax argmin);
+                    # gemm and index: the kernel (gemm, gather, index_select, ...)
     operands: tuple  # schema argument names for {0}, {1}, ...
     promoted: tuple  # the operands whose dtypes decide the result's
     result: str     # pointwise: promoted, promoted_float, bool or first_operand; reduction:
@@ -22,6 +24,7 @@ class OpEntry(NamedTuple):
     indices: str = ""   # reduction: the kind of a second result, the indices (max.dim)
     prologue: str = ""  # reduction: an elementwise template applied to the input first
     mean: bool = False  # reduction: the sum is divided by the number of elements reduced
+    note: str = ""      # gemm and index: how the aten op maps onto its kernel
 
 
 def _load():
