@@ -5,6 +5,17 @@
 
 namespace mimic::torch_backend::aten {
 
+ops::ReduceKind reduceKindOf(std::string_view kind) {
+  static const std::pair<std::string_view, ops::ReduceKind> kKinds[] = {
+      {"sum", ops::ReduceKind::Sum},       {"prod", ops::ReduceKind::Prod},
+      {"max", ops::ReduceKind::Max},       {"min", ops::ReduceKind::Min},
+      {"argmax", ops::ReduceKind::ArgMax}, {"argmin", ops::ReduceKind::ArgMin}};
+  for (const auto& [name, value] : kKinds) {
+    if (kind == name) return value;
+  }
+  TORCH_CHECK(false, "mimic: unknown reduction '", std::string(kind), "'");
+}
+
 void reduceOnDevice(const std::string& op, const at::Tensor& out, const at::Tensor& in,
                     const std::vector<int>& dims, ops::ReduceKind kind,
                     const ops::ReduceFusion& fusion) {

@@ -26,6 +26,10 @@ void onDevice(const std::string& op, const Body& body) {
   }
 }
 
+// The reduce kernel's kind of a name of the op table: sum prod max min argmax argmin. Throws
+// c10::Error naming an unknown one.
+ops::ReduceKind reduceKindOf(std::string_view kind);
+
 // ops::reduce over `in` into `out` (keepdim layout) on the current stream of out's device. A
 // split reduction's workspace comes from the caching allocator and is released on return: the
 // stream orders its reuse after the kernels.

@@ -16,17 +16,6 @@
 namespace mimic::torch_backend::aten {
 namespace {
 
-ops::ReduceKind reduceKindOf(std::string_view kind) {
-  static const std::pair<std::string_view, ops::ReduceKind> kKinds[] = {
-      {"sum", ops::ReduceKind::Sum},       {"prod", ops::ReduceKind::Prod},
-      {"max", ops::ReduceKind::Max},       {"min", ops::ReduceKind::Min},
-      {"argmax", ops::ReduceKind::ArgMax}, {"argmin", ops::ReduceKind::ArgMin}};
-  for (const auto& [name, value] : kKinds) {
-    if (kind == name) return value;
-  }
-  throw std::logic_error("op table: unknown reduce kind '" + std::string(kind) + "'");
-}
-
 bool isDimType(const c10::TypePtr& type) {
   const std::string text = type->str();
   return text == "int" || text == "int[]" || text == "int?" || text == "int[]?";

@@ -1,35 +1,25 @@
-// torch.ops.mimic.* primitives over the device op kernels (torch_backend/ops). The Python
-// package builds the aten ops from these; each call queues kernels on the current stream of the
-// tensors' device. A driver failure becomes a RuntimeError naming the primitive, the driver
+// torch.ops.mimic.* primitives over the device op kernels (torch_backend/ops), for the aten ops
+// that stay in Python (torch_mimic/ops_*.py): each call queues kernels on the current stream of
+// the tensors' device. A driver failure becomes a RuntimeError naming the primitive, the driver
 // error and, through the driver's detail, the kernel.
-#include <ATen/ops/empty.h>
 #include <torch/library.h>
 
-#include <stdexcept>
-
-#include "mimic/mimic.hpp"
+#include "torch_backend/aten/device_call.h"
 #include "torch_backend/ops/elementwise.h"
 #include "torch_backend/ops/gemm.h"
 #include "torch_backend/ops/index.h"
 #include "torch_backend/ops/reduce.h"
 #include "torch_backend/ops/row.h"
+#include "torch_backend/src/aten_core.h"
 #include "torch_backend/src/device_runtime.h"
 #include "torch_backend/src/tensor_bridge.h"
 
 namespace mimic::torch_backend {
 namespace {
 
-// Runs a primitive, turning the kernels' exceptions into c10::Error that name the op.
-template <typename Body>
-void run(const char* op, const Body& body) {
-  try {
-    body();
-  } catch (const mimic::Error& e) {
-    TORCH_CHECK(false, "mimic: ", op, " failed on the device: ", e.what());
-  } catch (const std::invalid_argument& e) {
-    TORCH_CHECK_NOT_IMPLEMENTED(false, "mimic: ", op, ": ", e.what());
-  }
-}
+using aten::onDevice;
+using aten::reduceKindOf;
+using aten::reduceOnDevice;
 
 void checkOnDevice(const at::Tensor& t, const at::Tensor& reference, const char* op) {
   TORCH_CHECK(t.device() == reference.device(), "mimic: ", op, " needs every tensor on ",
@@ -52,29 +42,13 @@ void elementwise(const at::Tensor& out, at::TensorList inputs, c10::string_view 
   isa::DType computeType;
   TORCH_CHECK_NOT_IMPLEMENTED(isaDTypeOf(compute, &computeType),
                               "mimic: elementwise cannot compute in ", compute);
-  // Integers (and bools) stay exact: an int64 beyond 2^53 is not rounded through a double.
   std::vector<ops::ScalarArg> values;
-  for (const c10::Scalar& s : scalars) {
-    TORCH_CHECK_NOT_IMPLEMENTED(!s.isComplex(), "mimic: complex scalars are not supported");
-    values.push_back(s.isFloatingPoint() ? ops::ScalarArg(s.toDouble())
-                                         : ops::ScalarArg(s.toLong()));
-  }
-  run("elementwise", [&] {
+  for (const c10::Scalar& s : scalars) values.push_back(scalarArgOf(s));
+  onDevice("elementwise", [&] {
     ops::elementwise(launchContextOf(out), viewOf(out), viewsOf(inputs, out, "elementwise"),
                      std::string(program), computeType, values,
                      ops::RandomKey{static_cast<uint64_t>(seed), static_cast<uint64_t>(offset)});
   });
-}
-
-ops::ReduceKind reduceKindOf(c10::string_view kind) {
-  static const std::pair<const char*, ops::ReduceKind> kKinds[] = {
-      {"sum", ops::ReduceKind::Sum},       {"prod", ops::ReduceKind::Prod},
-      {"max", ops::ReduceKind::Max},       {"min", ops::ReduceKind::Min},
-      {"argmax", ops::ReduceKind::ArgMax}, {"argmin", ops::ReduceKind::ArgMin}};
-  for (const auto& [name, value] : kKinds) {
-    if (kind == name) return value;
-  }
-  TORCH_CHECK(false, "mimic: unknown reduction '", std::string(kind), "'");
 }
 
 ops::ReduceMap reduceMapOf(c10::string_view map) {
@@ -88,13 +62,11 @@ ops::ReduceMap reduceMapOf(c10::string_view map) {
   TORCH_CHECK(false, "mimic: unknown reduction map '", std::string(map), "'");
 }
 
-// The workspace of a split reduction comes from the caching allocator on the current stream
-// and is released when the call returns: the stream orders its reuse after the kernels.
 void reduce(const at::Tensor& out, const at::Tensor& input, at::IntArrayRef dims,
             c10::string_view kind, c10::string_view map, const c10::optional<at::Tensor>& other,
             double divisor, bool sqrt) {
   checkOnDevice(input, out, "reduce");
-  const ops::ReduceKind reduceKind = reduceKindOf(kind);
+  const ops::ReduceKind reduceKind = reduceKindOf(std::string_view(kind.data(), kind.size()));
   ops::ReduceFusion fusion;
   fusion.map = reduceMapOf(map);
   if (other.has_value()) {
@@ -103,16 +75,8 @@ void reduce(const at::Tensor& out, const at::Tensor& input, at::IntArrayRef dims
   }
   fusion.divisor = divisor;
   fusion.sqrt = sqrt;
-  std::vector<int> reduced(dims.begin(), dims.end());
-  at::Tensor workspace;
-  const ops::Workspace allocate = [&](size_t bytes) {
-    workspace = at::empty({static_cast<int64_t>(bytes)}, out.options().dtype(at::kByte));
-    return workspace.data_ptr();
-  };
-  run("reduce", [&] {
-    ops::reduce(launchContextOf(out), viewOf(out), viewOf(input), reduced, reduceKind, allocate,
-                fusion);
-  });
+  reduceOnDevice("reduce", out, input, std::vector<int>(dims.begin(), dims.end()), reduceKind,
+                 fusion);
 }
 
 void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, double alpha, double beta,
@@ -124,7 +88,7 @@ void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, double 
     checkOnDevice(*bias, c, "gemm");
     biasView = viewOf(*bias);
   }
-  run("gemm", [&] {
+  onDevice("gemm", [&] {
     ops::gemm(launchContextOf(c), viewOf(c), viewOf(a), viewOf(b), alpha, beta,
               bias.has_value() ? &biasView : nullptr);
   });
@@ -140,14 +104,14 @@ ops::TensorView optionalView(const c10::optional<at::Tensor>& t, const at::Tenso
 
 void softmax(const at::Tensor& out, const at::Tensor& input, bool log) {
   checkOnDevice(input, out, "softmax");
-  run("softmax", [&] { ops::softmax(launchContextOf(out), viewOf(out), viewOf(input), log); });
+  onDevice("softmax", [&] { ops::softmax(launchContextOf(out), viewOf(out), viewOf(input), log); });
 }
 
 void softmaxBackward(const at::Tensor& gradInput, const at::Tensor& gradOutput,
                      const at::Tensor& output, bool log) {
   checkOnDevice(gradOutput, gradInput, "softmax_backward");
   checkOnDevice(output, gradInput, "softmax_backward");
-  run("softmax_backward", [&] {
+  onDevice("softmax_backward", [&] {
     ops::softmaxBackward(launchContextOf(gradInput), viewOf(gradInput), viewOf(gradOutput),
                          viewOf(output), log);
   });
@@ -157,7 +121,7 @@ void layerNorm(const at::Tensor& out, const at::Tensor& mean, const at::Tensor& 
                const at::Tensor& input, const c10::optional<at::Tensor>& weight,
                const c10::optional<at::Tensor>& bias, double eps) {
   for (const at::Tensor* t : {&mean, &rstd, &input}) checkOnDevice(*t, out, "layer_norm");
-  run("layer_norm", [&] {
+  onDevice("layer_norm", [&] {
     ops::layerNorm(launchContextOf(out), viewOf(out), viewOf(mean), viewOf(rstd), viewOf(input),
                    optionalView(weight, out, "layer_norm"), optionalView(bias, out, "layer_norm"),
                    eps);
@@ -175,11 +139,10 @@ void layerNormBackward(const c10::optional<at::Tensor>& gradInput,
   for (const at::Tensor* t : {&gradOut, &mean, &rstd}) checkOnDevice(*t, input, op);
   std::vector<at::Tensor> workspaces;
   const ops::Workspace allocate = [&](size_t bytes) {
-    workspaces.push_back(
-        at::empty({static_cast<int64_t>(bytes)}, input.options().dtype(at::kByte)));
+    workspaces.push_back(emptyOnDevice({static_cast<int64_t>(bytes)}, at::kByte, input.device()));
     return workspaces.back().data_ptr();
   };
-  run(op, [&] {
+  onDevice(op, [&] {
     ops::layerNormBackward(launchContextOf(input), optionalView(gradInput, input, op),
                            optionalView(gradWeight, input, op), optionalView(gradBias, input, op),
                            viewOf(gradOut), viewOf(input), viewOf(mean), viewOf(rstd),
@@ -191,7 +154,7 @@ void indexSelect(const at::Tensor& out, const at::Tensor& input, int64_t dim,
                  const at::Tensor& index) {
   checkOnDevice(input, out, "index_select");
   checkOnDevice(index, out, "index_select");
-  run("index_select", [&] {
+  onDevice("index_select", [&] {
     ops::indexSelect(launchContextOf(out), viewOf(out), viewOf(input), static_cast<int>(dim),
                      viewOf(index));
   });
@@ -200,7 +163,7 @@ void indexSelect(const at::Tensor& out, const at::Tensor& input, int64_t dim,
 void gather(const at::Tensor& out, const at::Tensor& input, int64_t dim, const at::Tensor& index) {
   checkOnDevice(input, out, "gather");
   checkOnDevice(index, out, "gather");
-  run("gather", [&] {
+  onDevice("gather", [&] {
     ops::gather(launchContextOf(out), viewOf(out), viewOf(input), static_cast<int>(dim),
                 viewOf(index));
   });
@@ -210,7 +173,7 @@ void scatter(const at::Tensor& self, int64_t dim, const at::Tensor& index, const
              bool accumulate) {
   checkOnDevice(index, self, "scatter");
   checkOnDevice(src, self, "scatter");
-  run("scatter", [&] {
+  onDevice("scatter", [&] {
     ops::scatter(launchContextOf(self), viewOf(self), static_cast<int>(dim), viewOf(index),
                  viewOf(src), accumulate);
   });
@@ -220,7 +183,7 @@ void indexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index,
               const at::Tensor& source, double alpha) {
   checkOnDevice(index, self, "index_add");
   checkOnDevice(source, self, "index_add");
-  run("index_add", [&] {
+  onDevice("index_add", [&] {
     ops::indexAdd(launchContextOf(self), viewOf(self), static_cast<int>(dim), viewOf(index),
                   viewOf(source), alpha);
   });
@@ -229,7 +192,7 @@ void indexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index,
 void indexPut(const at::Tensor& self, at::TensorList indices, const at::Tensor& values,
               bool accumulate) {
   checkOnDevice(values, self, "index_put");
-  run("index_put", [&] {
+  onDevice("index_put", [&] {
     ops::indexPut(launchContextOf(self), viewOf(self), viewsOf(indices, self, "index_put"),
                   viewOf(values), accumulate);
   });
