@@ -160,7 +160,8 @@ class profile:
 
     def save(self, path):
         trace = self._require_trace()
-        _files.write_atomically(path, lambda out: json.dump(trace, out))
+        text = json.dumps(trace, separators=(",", ":"))  # the C encoder
+        _files.write_atomically(path, lambda out: out.write(text))
         return path
 
 

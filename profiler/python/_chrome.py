@@ -66,17 +66,20 @@ def _activity_args(act):
 
 
 def _complete_events(trace):
+    # The exporter's hot loops: one dict per record, timestamps divided inline (no calls).
     events = []
+    append = events.append
     for op in trace["host_ops"]:
-        events.append({"ph": "X", "cat": "host_op", "name": op["name"], "pid": HOST_PID,
-                       "tid": op.get("thread", 0), "ts": _us(op["start_ns"]),
-                       "dur": _us(op["end_ns"] - op["start_ns"]),
-                       "args": {"correlation": op["id"]}})
+        start = op["start_ns"]
+        append({"ph": "X", "cat": "host_op", "name": op["name"], "pid": HOST_PID,
+                "tid": op.get("thread", 0), "ts": start / 1000.0,
+                "dur": (op["end_ns"] - start) / 1000.0, "args": {"correlation": op["id"]}})
     for act in trace["activities"]:
-        events.append({"ph": "X", "cat": act["kind"], "name": act["name"],
-                       "pid": device_pid(act["device"]), "tid": queue_tid(act.get("queue")),
-                       "ts": _us(act["start_ns"]), "dur": _us(act["end_ns"] - act["start_ns"]),
-                       "args": _activity_args(act)})
+        start = act["start_ns"]
+        append({"ph": "X", "cat": act["kind"], "name": act["name"],
+                "pid": device_pid(act["device"]), "tid": queue_tid(act.get("queue")),
+                "ts": start / 1000.0, "dur": (act["end_ns"] - start) / 1000.0,
+                "args": _activity_args(act)})
     return events
 
 
@@ -84,18 +87,21 @@ def _flow_events(trace):
     """One arrow per (host op, device activity) pair sharing a correlation id."""
     ops = {op["id"]: op for op in trace["host_ops"]}
     events = []
+    append = events.append
     flow_id = 0
     for act in trace["activities"]:
-        op = ops.get(act.get("correlation", 0))
-        if op is None or act.get("correlation", 0) == 0:
+        correlation = act.get("correlation", 0)
+        op = ops.get(correlation)
+        if op is None or correlation == 0:
             continue
         flow_id += 1  # unique per arrow: one host op may launch several activities
-        common = {"cat": "launch", "name": op["name"], "id": flow_id}
-        events.append(dict(common, ph="s", pid=HOST_PID, tid=op.get("thread", 0),
-                           ts=_us(op["start_ns"])))
+        name = op["name"]
+        append({"cat": "launch", "name": name, "id": flow_id, "ph": "s", "pid": HOST_PID,
+                "tid": op.get("thread", 0), "ts": op["start_ns"] / 1000.0})
         # "bp": "e" binds the arrow head to the enclosing slice (the activity itself).
-        events.append(dict(common, ph="f", bp="e", pid=device_pid(act["device"]),
-                           tid=queue_tid(act.get("queue")), ts=_us(act["start_ns"])))
+        append({"cat": "launch", "name": name, "id": flow_id, "ph": "f", "bp": "e",
+                "pid": device_pid(act["device"]), "tid": queue_tid(act.get("queue")),
+                "ts": act["start_ns"] / 1000.0})
     return events
 
 
@@ -174,7 +180,9 @@ def to_chrome(trace):
 
 
 def save_chrome(trace, path):
-    write_atomically(path, lambda out: json.dump(to_chrome(trace), out))
+    # json.dumps runs the C encoder; json.dump to a file walks the tree in Python (4x slower).
+    text = json.dumps(to_chrome(trace), separators=(",", ":"), check_circular=False)
+    write_atomically(path, lambda out: out.write(text))
 
 
 def _check_trace(trace, path):
