@@ -117,6 +117,14 @@ void addmmOnDevice(const char* op, const at::Tensor& out, const at::Tensor& self
                betaValue != 0 ? &bias : nullptr);
 }
 
+// Tensor::is_set_to without a dispatcher call, which the device would answer through the CPU
+// fallback, on copies (never the same).
+bool sameView(const at::Tensor& a, const at::Tensor& b) {
+  return a.storage().unsafeGetStorageImpl() == b.storage().unsafeGetStorageImpl() &&
+         a.storage_offset() == b.storage_offset() && a.sizes() == b.sizes() &&
+         a.strides() == b.strides();
+}
+
 at::Tensor emptyLike(const at::Tensor& reference, at::IntArrayRef sizes) {
   return emptyOnDevice(sizes, reference.scalar_type(), reference.device());
 }
@@ -171,7 +179,7 @@ at::Tensor& addmmOut(const at::Tensor& self, const at::Tensor& mat1, const at::T
     return Fallback<at::_ops::addmm_out>::call(self, mat1, mat2, beta, alpha, out);
   }
   prepareOut(out, {mat1.size(0), mat2.size(1)}, mat1.scalar_type());
-  if (out.is_set_to(self)) {
+  if (sameView(out, self)) {
     // out's old contents are the bias: C = alpha A B + beta C.
     mmOnDevice("aten::addmm.out", out, mat1, mat2, alpha.toDouble(), beta.toDouble());
   } else {

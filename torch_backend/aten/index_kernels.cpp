@@ -101,7 +101,7 @@ at::Tensor indexSelectOnDevice(const char* op, const at::Tensor& self, int64_t d
                        viewOf(flat));
     });
   }
-  return self.dim() > 0 ? out : out.view({});
+  return self.dim() > 0 ? out : out.view(at::IntArrayRef());
 }
 
 at::Tensor indexSelect(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
@@ -248,6 +248,18 @@ bool given(const c10::optional<at::Tensor>& index) {
   return index.has_value() && index->defined();
 }
 
+// The CPU fallback moves Tensor and Tensor[] arguments to the CPU but not Tensor?[] ones: the
+// index tensors go here, as the CPU kernel needs them beside the indexed tensor.
+OptionalTensors onCpu(const OptionalTensors& indices) {
+  OptionalTensors moved;
+  moved.reserve(indices.size());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const c10::optional<at::Tensor> index = indices.get(i);
+    moved.push_back(given(index) ? c10::optional<at::Tensor>(index->cpu()) : index);
+  }
+  return moved;
+}
+
 // The integer index tensors of an advanced-indexing call, broadcast to one shape and on self's
 // device, when they index leading dims; nullopt for what the device does not index (boolean
 // and byte masks, which need nonzero, whose size only the data knows; gaps between indices).
@@ -280,7 +292,7 @@ at::Tensor index(const at::Tensor& self, const OptionalTensors& indices) {
   const char* op = "aten::index.Tensor";
   c10::optional<std::vector<at::Tensor>> leading;
   if (computable(self)) leading = leadingIndices(self, indices);
-  if (!leading) return Fallback<at::_ops::index_Tensor>::call(self, indices);
+  if (!leading) return Fallback<at::_ops::index_Tensor>::call(self, onCpu(indices));
   // One linear index into the flattening of the indexed dims selects rows of the rest.
   const std::vector<int64_t> rest(self.sizes().begin() + static_cast<int64_t>(leading->size()),
                                   self.sizes().end());
@@ -338,7 +350,8 @@ at::Tensor& indexPutImpl_(at::Tensor& self, const OptionalTensors& indices,
                           const at::Tensor& values, bool accumulate, bool unsafe) {
   const auto leading = indexPutIndices(self, indices, values);
   if (!leading) {
-    return Fallback<at::_ops::_index_put_impl_>::call(self, indices, values, accumulate, unsafe);
+    return Fallback<at::_ops::_index_put_impl_>::call(self, onCpu(indices), values, accumulate,
+                                                      unsafe);
   }
   indexPutOnDevice("aten::_index_put_impl_", self, *leading, values, accumulate);
   return self;
@@ -347,7 +360,9 @@ at::Tensor& indexPutImpl_(at::Tensor& self, const OptionalTensors& indices,
 at::Tensor& indexPut_(at::Tensor& self, const OptionalTensors& indices, const at::Tensor& values,
                       bool accumulate) {
   const auto leading = indexPutIndices(self, indices, values);
-  if (!leading) return Fallback<at::_ops::index_put_>::call(self, indices, values, accumulate);
+  if (!leading) {
+    return Fallback<at::_ops::index_put_>::call(self, onCpu(indices), values, accumulate);
+  }
   indexPutOnDevice("aten::index_put_", self, *leading, values, accumulate);
   return self;
 }
@@ -355,7 +370,9 @@ at::Tensor& indexPut_(at::Tensor& self, const OptionalTensors& indices, const at
 at::Tensor indexPut(const at::Tensor& self, const OptionalTensors& indices,
                     const at::Tensor& values, bool accumulate) {
   const auto leading = indexPutIndices(self, indices, values);
-  if (!leading) return Fallback<at::_ops::index_put>::call(self, indices, values, accumulate);
+  if (!leading) {
+    return Fallback<at::_ops::index_put>::call(self, onCpu(indices), values, accumulate);
+  }
   at::Tensor target = self.clone();
   indexPutOnDevice("aten::index_put", target, *leading, values, accumulate);
   return target;
@@ -401,23 +418,32 @@ struct CatLayout {
 
 CatLayout catLayout(const at::ITensorListRef& tensors, int64_t dim) {
   CatLayout layout;
+  std::vector<int64_t> positions;
+  int64_t position = 0;
   for (const at::Tensor& t : tensors) {
-    if (!(t.dim() == 1 && t.numel() == 0)) layout.inputs.push_back(t);
+    TORCH_CHECK(t.dim() > 0, "zero-dimensional tensor (at position ", position,
+                ") cannot be concatenated");
+    if (!(t.dim() == 1 && t.numel() == 0)) {
+      layout.inputs.push_back(t);
+      positions.push_back(position);
+    }
+    ++position;
   }
   if (layout.inputs.empty()) return layout;
   const at::Tensor& reference = layout.inputs.front();
-  TORCH_CHECK(reference.dim() > 0,
-              "zero-dimensional tensor (at position 0) cannot be concatenated");
   layout.dim = wrapDim(dim, reference.dim());
   layout.sizes = reference.sizes().vec();
   layout.sizes[layout.dim] = 0;
-  for (const at::Tensor& t : layout.inputs) {
-    bool match = t.dim() == reference.dim();
-    for (int64_t d = 0; match && d < t.dim(); ++d) {
-      match = d == layout.dim || t.size(d) == reference.size(d);
+  for (size_t i = 0; i < layout.inputs.size(); ++i) {
+    const at::Tensor& t = layout.inputs[i];
+    TORCH_CHECK(t.dim() == reference.dim(), "Tensors must have same number of dimensions: got ",
+                reference.dim(), " and ", t.dim());
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      TORCH_CHECK(d == layout.dim || t.size(d) == reference.size(d),
+                  "Sizes of tensors must match except in dimension ", layout.dim,
+                  ". Expected size ", reference.size(d), " but got size ", t.size(d),
+                  " for tensor number ", positions[i], " in the list.");
     }
-    TORCH_CHECK(match, "Sizes of tensors must match except in dimension ", layout.dim,
-                ". Expected size ", reference.sizes(), " but got size ", t.sizes());
     layout.sizes[layout.dim] += t.size(layout.dim);
   }
   return layout;
