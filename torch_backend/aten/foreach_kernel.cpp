@@ -89,8 +89,17 @@ std::unique_ptr<ForeachKernel> ForeachKernel::forSchema(const c10::FunctionSchem
   return kernel;
 }
 
+// Per-tensor calls go below autograd (a foreach op has none) and, for in-place ops, through
+// their ADInplaceOrView kernel, which bumps the tensors' versions (elsewhere that key is a
+// fallthrough, which must not be dispatched to directly).
 ForeachKernel::ForeachKernel(std::string name, c10::OperatorHandle perTensor, bool copyIntoSelf)
-    : name_(std::move(name)), perTensor_(std::move(perTensor)), copyIntoSelf_(copyIntoSelf) {}
+    : name_(std::move(name)),
+      perTensor_(std::move(perTensor)),
+      copyIntoSelf_(copyIntoSelf),
+      keys_(perTensor_.hasKernelForDispatchKey(c10::DispatchKey::ADInplaceOrView)
+                ? c10::DispatchKeySet(
+                      {c10::DispatchKey::ADInplaceOrView, c10::DispatchKey::PrivateUse1})
+                : c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)) {}
 
 void ForeachKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySet,
                                torch::jit::Stack* stack) {
@@ -131,7 +140,7 @@ void ForeachKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySe
         call.push_back(*perTensorArguments[j].default_value());
       }
     }
-    perTensor_.callBoxed(call);
+    perTensor_.redispatchBoxed(keys_, &call);
     if (copyIntoSelf_) {
       lists[0][k].toTensor().copy_(call.front().toTensor());
     } else if (returnsList_) {

@@ -29,6 +29,7 @@ class ForeachKernel final : public c10::OperatorKernel {
   std::string name_;  // "aten::_foreach_add_.List", for errors
   c10::OperatorHandle perTensor_;
   bool copyIntoSelf_;         // in place through the functional per-tensor op
+  c10::DispatchKeySet keys_;  // where the per-tensor op is redispatched
   std::vector<int> inputs_;   // the foreach op's arguments that are not out=, in order
   std::vector<bool> isList_;  // per input: a list, whose k-th element goes to call k
   int out_ = -1;              // the out= list's position
