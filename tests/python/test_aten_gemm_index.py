@@ -187,7 +187,8 @@ def test_dot_and_vdot(dtype, device, fallbacks):
 
 
 @pytest.mark.parametrize("op,args", [
-    ("mm", lambda: (torch.randn(2, 3, dtype=torch.float64), torch.randn(3, 4, dtype=torch.float64))),
+    ("mm", lambda: (torch.randn(2, 3, dtype=torch.float64),
+                    torch.randn(3, 4, dtype=torch.float64))),
     ("mm", lambda: (torch.arange(6).view(2, 3), torch.arange(12).view(3, 4))),
     ("bmm", lambda: (torch.randn(2, 2, 3, dtype=torch.float64),
                      torch.randn(2, 3, 4, dtype=torch.float64))),
@@ -308,7 +309,8 @@ def test_gather_and_scatter(dtype, device, fallbacks):
     index = torch.tensor([[0, 1, 2], [3, 0, 1], [2, 2, 0]])
     for dim in (0, 1, -1):
         _same(torch.gather(x.to(device), dim, index.to(device)), torch.gather(x, dim, index))
-        _same(torch.gather(x.to(device).t(), dim, index.to(device)), torch.gather(x.t(), dim, index))
+        _same(torch.gather(x.to(device).t(), dim, index.to(device)),
+              torch.gather(x.t(), dim, index))
     # Distinct targets per column for scatter (duplicates' winner is unspecified on the CPU).
     target = torch.tensor([[0, 1, 2], [1, 2, 3], [3, 0, 1]])
     src = _values(dtype, 3, 3, seed=1)

@@ -66,7 +66,7 @@ void elementwiseOnDevice(const char* op, const at::Tensor& out,
   }
   if (type == at::kHalf || type == at::kBFloat16) type = at::kFloat;
   isa::DType compute;
-  isaDTypeOf(type, &compute);
+  TORCH_CHECK(isaDTypeOf(type, &compute), "mimic: ", op, " cannot compute in ", type);
   onDevice(op, [&] {
     ops::elementwise(launchContextOf(out), viewOf(out), views, program, compute, scalars);
   });
