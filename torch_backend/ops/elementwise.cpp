@@ -155,20 +155,27 @@ std::vector<int64_t> kernelArgs(const Program& program, const IterationClass& it
   return args;
 }
 
+// The program's cache key (text, compute, out and input dtypes, scalar count) and its parse.
+const CompiledProgram& programFor(const std::string& text, isa::DType compute,
+                                  const TensorView& out, const std::vector<TensorView>& inputs,
+                                  size_t numScalars, std::string* key) {
+  std::vector<isa::DType> dtypes;
+  *key = text + "|" + isa::dtypeName(compute) + "|" + isa::dtypeName(out.dtype) + "|" +
+         std::to_string(numScalars) + "|";
+  for (const TensorView& in : inputs) {
+    dtypes.push_back(in.dtype);
+    *key += isa::dtypeName(in.dtype) + std::string(",");
+  }
+  return compiledProgram(*key, text, compute, dtypes, out.dtype, numScalars);
+}
+
 }  // namespace
 
 void elementwise(const LaunchContext& ctx, const TensorView& out,
                  const std::vector<TensorView>& inputs, const std::string& text, isa::DType compute,
                  const std::vector<ScalarArg>& scalars, RandomKey random) {
-  std::vector<isa::DType> dtypes;
-  std::string key = text + "|" + isa::dtypeName(compute) + "|" + isa::dtypeName(out.dtype) + "|" +
-                    std::to_string(scalars.size()) + "|";
-  for (const TensorView& in : inputs) {
-    dtypes.push_back(in.dtype);
-    key += isa::dtypeName(in.dtype) + std::string(",");
-  }
-  const CompiledProgram& compiled =
-      compiledProgram(key, text, compute, dtypes, out.dtype, scalars.size());
+  std::string key;
+  const CompiledProgram& compiled = programFor(text, compute, out, inputs, scalars.size(), &key);
   const Program& program = compiled.program;
   checkShapes(out, inputs, text);
   if (out.numel() == 0) return;
@@ -202,6 +209,96 @@ void elementwise(const LaunchContext& ctx, const TensorView& out,
   const uint32_t grid = static_cast<uint32_t>(std::min<int64_t>(plan.tiles, units));
   launch(ctx, fn, {grid, 1, 1},
          kernelArgs(program, iteration, dims, plan, operands, scalars, random));
+}
+
+void elementwiseList(const LaunchContext& ctx, const std::vector<TensorView>& outs,
+                     const std::vector<std::vector<TensorView>>& inputs, const std::string& text,
+                     isa::DType compute, const std::vector<ScalarArg>& scalars) {
+  if (outs.empty() || inputs.size() != outs.size()) {
+    throw std::invalid_argument("elementwiseList: " + std::to_string(outs.size()) +
+                                " outputs for " + std::to_string(inputs.size()) + " input lists");
+  }
+  std::string key;
+  const CompiledProgram& compiled =
+      programFor(text, compute, outs[0], inputs[0], scalars.size(), &key);
+  const Program& program = compiled.program;
+  if (program.usesCounter()) {
+    throw std::invalid_argument("elementwiseList: program '" + text + "' uses rand or idx");
+  }
+  std::vector<size_t> members;  // the non-empty entries
+  int64_t total = 0, largest = 0;
+  for (size_t j = 0; j < outs.size(); ++j) {
+    auto where = [&] {
+      return "elementwiseList: entry " + std::to_string(j) + " (program '" + text + "')";
+    };
+    if (inputs[j].size() != inputs[0].size() || !outs[j].isContiguous() ||
+        outs[j].dtype != outs[0].dtype) {
+      throw std::invalid_argument(where() + " is not contiguous or differs from entry 0");
+    }
+    for (size_t i = 0; i < inputs[j].size(); ++i) {
+      const TensorView& in = inputs[j][i];
+      if (in.dtype != inputs[0][i].dtype || in.numel() != outs[j].numel() || !in.isContiguous()) {
+        throw std::invalid_argument(
+            where() + ": input " + std::to_string(i) +
+            " is not a contiguous tensor of out's size and entry 0's dtype");
+      }
+    }
+    const int64_t n = outs[j].numel();
+    if (n == 0) continue;
+    members.push_back(j);
+    total += n;
+    largest = std::max(largest, n);
+  }
+  if (members.empty()) return;
+
+  const KernelLayout layout = planLayout(program, compiled.temps, 0, scratchpadBytes(ctx.device));
+  const int units = computeUnits(ctx.device);
+  // Tiles sized for the whole list as planTiles sizes them for one tensor of its total size.
+  int64_t capacity = roundUp((total + 2 * units - 1) / (2 * units), 64);
+  capacity = std::max(capacity, std::min<int64_t>(layout.capacity, 8192));
+  capacity = std::min({capacity, layout.capacity, roundUp(largest, 64)});
+
+  for (size_t first = 0; first < members.size(); first += kMaxListSegments) {
+    const int segments = static_cast<int>(std::min(members.size() - first, kMaxListSegments));
+    IterationClass iteration;
+    iteration.segments = segments;
+    const ElementwiseArgs a = elementwiseArgs(program, iteration, scalars.size());
+    std::vector<int64_t> args(a.total);
+    int64_t tiles = 0;
+    for (int s = 0; s < segments; ++s) {
+      const size_t j = members[first + s];
+      const int64_t n = outs[j].numel(), chunks = (n + capacity - 1) / capacity;
+      int64_t* block = args.data() + s * a.segmentBlock;
+      block[ElementwiseArgs::kTiles] = chunks;
+      block[ElementwiseArgs::kChunks] = chunks;
+      block[ElementwiseArgs::kTileExtent] = std::min(capacity, n);
+      block[ElementwiseArgs::kSplitSize] = n;
+      block[ElementwiseArgs::kInner] = 1;
+      block[ElementwiseArgs::kCapacity] = capacity;
+      block[ElementwiseArgs::kSizes] = n;
+      block[a.spElements] = 1;
+      std::vector<const TensorView*> operands{&outs[j]};
+      for (size_t i = 0; i < inputs[j].size(); ++i) {
+        if (program.usedInputs >> i & 1u) operands.push_back(&inputs[j][i]);
+      }
+      for (size_t o = 0; o < operands.size(); ++o) {
+        block[a.operands + 2 * o] = reinterpret_cast<int64_t>(operands[o]->data);
+        block[a.operands + 2 * o + 1] = isa::dtypeSize(operands[o]->dtype);
+      }
+      args[a.tileStarts + s] = tiles;
+      tiles += chunks;
+    }
+    args[a.totalTiles] = tiles;
+    for (size_t s = 0; s < scalars.size(); ++s) {
+      args[a.scalars + s] = scalarBits(scalars[s], program.compute);
+    }
+    const std::string kernelKey = "elementwise_list|" + key + "|s" + std::to_string(segments);
+    const KernelRef fn = cachedKernel(ctx.device, kernelKey, [&] {
+      return buildElementwiseKernel(program, iteration, layout, scalars.size());
+    });
+    const uint32_t grid = static_cast<uint32_t>(std::min<int64_t>(tiles, units));
+    launch(ctx, fn, {grid, 1, 1}, args);
+  }
 }
 
 }  // namespace mimic::ops

@@ -42,4 +42,16 @@ void elementwise(const LaunchContext& ctx, const TensorView& out,
                  const std::vector<TensorView>& inputs, const std::string& program,
                  isa::DType compute, const std::vector<ScalarArg>& scalars, RandomKey random = {});
 
+// One launch for a list of tensors (the _foreach_ ops): outs[j] = program(inputs[j][0], ...)
+// for every j, as elementwise() computes each, with workgroups sharing the tiles of all of
+// them. Every out and input is contiguous; entry j's inputs have outs[j]'s size; every entry has
+// entry 0's dtypes; scalars are shared. Lists longer than kMaxListSegments take one launch per
+// kMaxListSegments tensors (their arguments, like CUDA's multi_tensor_apply's, are bounded).
+// Throws std::invalid_argument for lists that break these rules, and for programs with rand or
+// idx; mimic::Error if a launch fails.
+constexpr size_t kMaxListSegments = 32;
+void elementwiseList(const LaunchContext& ctx, const std::vector<TensorView>& outs,
+                     const std::vector<std::vector<TensorView>>& inputs, const std::string& program,
+                     isa::DType compute, const std::vector<ScalarArg>& scalars);
+
 }  // namespace mimic::ops

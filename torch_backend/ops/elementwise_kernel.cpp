@@ -44,19 +44,50 @@ class KernelGen {
     }
     loadUniformInputs();
     if (p_.usesCounter()) {
-      Reg capacity = k_.arg(ElementwiseArgs::kCapacity), iota = k_.li(layout_.rand.iota);
+      Reg capacity = arg(ElementwiseArgs::kCapacity), iota = k_.li(layout_.rand.iota);
       k_.iota(DType::I32, iota, capacity);
       k_.release(iota);
       k_.release(capacity);
     }
     int64_t uniformResult = 0;
     if (p_.uniform) {
-      Reg capacity = k_.arg(ElementwiseArgs::kCapacity);
+      Reg capacity = arg(ElementwiseArgs::kCapacity);
       uniformResult = emitTile(k_, p_, buffers(0), {capacity, capacity, args_.scalars});
       k_.release(capacity);
-    } else if (!loaded_.empty()) {
-      loadTile(i_, 0);
     }
+    if (it_.segments == 1) {
+      if (!p_.uniform && !loaded_.empty()) loadTile(i_, 0);
+      tileLoop(uniformResult);
+    }
+    // A list kernel walks its segments in turn, each tile loop draining its DMAs before the
+    // next segment reuses the buffers.
+    for (segment_ = 0; it_.segments > 1 && segment_ < it_.segments; ++segment_) {
+      segmentRange();
+      if (!p_.uniform && !loaded_.empty()) {
+        isa::Label empty = k_.label();
+        Reg t = k_.reg();
+        k_.cmp(Cond::Ge, t, i_, end_);
+        k_.brnz(t, empty);
+        k_.release(t);
+        loadTile(i_, 0);
+        k_.bind(empty);
+      }
+      tileLoop(uniformResult);
+      if (segment_ + 1 < it_.segments) k_.waitAll();
+    }
+    k_.waitAll();
+    return k_.finish();
+  }
+
+ private:
+  struct Geometry {
+    Reg chunkStart, count, outer;  // of dim split; the tile's index over the outer dims
+  };
+
+  TileBuffers buffers(int set) const { return layout_.buffers(set, p_, it_.uniformInputs); }
+
+  // Tiles [i_, end_) with double buffering; the first tile's inputs are already loading.
+  void tileLoop(int64_t uniformResult) {
     isa::Label loop = k_.label(), done = k_.label();
     k_.bind(loop);
     for (int s = 0; s < layout_.depth; ++s) {
@@ -72,39 +103,49 @@ class KernelGen {
     }
     k_.br(loop);
     k_.bind(done);
-    k_.waitAll();
-    return k_.finish();
   }
 
- private:
-  struct Geometry {
-    Reg chunkStart, count, outer;  // of dim split; the tile's index over the outer dims
-  };
-
-  TileBuffers buffers(int set) const { return layout_.buffers(set, p_, it_.uniformInputs); }
-
-  // [i_, end_) = [w*T/G, (w+1)*T/G).
+  // [i_, end_) = [w*T/G, (w+1)*T/G). A list kernel keeps that range of all its segments' tiles
+  // in first_ and last_, and segmentRange() cuts the current segment's part out of it.
   void tileRange() {
-    Reg w = k_.workgroupId(0), g = k_.gridDim(0), tiles = k_.arg(ElementwiseArgs::kTiles);
+    const bool list = it_.segments > 1;
+    Reg w = k_.workgroupId(0), g = k_.gridDim(0);
+    Reg tiles = list ? k_.arg(args_.totalTiles) : arg(ElementwiseArgs::kTiles);
     i_ = k_.reg();
     end_ = k_.reg();
-    k_.alu(ScalarOp::Mul, i_, w, tiles);
-    k_.alu(ScalarOp::Div, i_, i_, g);
+    Reg first = list ? k_.reg() : i_, last = list ? k_.reg() : end_;
+    k_.alu(ScalarOp::Mul, first, w, tiles);
+    k_.alu(ScalarOp::Div, first, first, g);
     k_.alu(ScalarOp::Add, w, w, 1);
-    k_.alu(ScalarOp::Mul, end_, w, tiles);
-    k_.alu(ScalarOp::Div, end_, end_, g);
+    k_.alu(ScalarOp::Mul, last, w, tiles);
+    k_.alu(ScalarOp::Div, last, last, g);
     for (Reg r : {w, g, tiles}) k_.release(r);
+    if (list) {
+      first_ = first;
+      last_ = last;
+    }
+  }
+
+  // The current segment's tiles in [first_, last_), numbered from the segment's first tile.
+  void segmentRange() {
+    Reg start = k_.arg(args_.tileStarts + segment_), tiles = arg(ElementwiseArgs::kTiles);
+    k_.alu(ScalarOp::Sub, i_, first_, start);
+    k_.alu(ScalarOp::Max, i_, i_, 0);
+    k_.alu(ScalarOp::Sub, end_, last_, start);
+    k_.alu(ScalarOp::Min, end_, end_, tiles);
+    k_.release(start);
+    k_.release(tiles);
   }
 
   Geometry geometry(Reg tile) {
     Geometry g{k_.reg(), k_.reg(), k_.reg()};
-    Reg t = k_.arg(ElementwiseArgs::kChunks);
+    Reg t = arg(ElementwiseArgs::kChunks);
     k_.alu(ScalarOp::Div, g.outer, tile, t);
     k_.alu(ScalarOp::Rem, g.chunkStart, tile, t);
     k_.release(t);
-    Reg extent = k_.arg(ElementwiseArgs::kTileExtent);
+    Reg extent = arg(ElementwiseArgs::kTileExtent);
     k_.alu(ScalarOp::Mul, g.chunkStart, g.chunkStart, extent);
-    Reg size = k_.arg(ElementwiseArgs::kSplitSize);
+    Reg size = arg(ElementwiseArgs::kSplitSize);
     k_.alu(ScalarOp::Sub, g.count, size, g.chunkStart);
     k_.alu(ScalarOp::Min, g.count, g.count, extent);
     k_.release(size);
@@ -118,10 +159,14 @@ class KernelGen {
 
   int operandArg(int op) const { return args_.operands + op * (it_.rank + 1); }
 
+  // Argument `index` of the current segment's block (the whole argument list of a one-segment
+  // kernel; see ElementwiseArgs::segmentBlock).
+  Reg arg(int index) { return k_.arg(segment_ * args_.segmentBlock + index); }
+
   // The HBM address of operand `op`'s part of the tile.
   Reg address(int op, const Geometry& g) {
     const int base = operandArg(op);
-    Reg addr = k_.arg(base), t = k_.arg(base + 1 + it_.split);
+    Reg addr = arg(base), t = arg(base + 1 + it_.split);
     k_.alu(ScalarOp::Mul, t, t, g.chunkStart);
     k_.alu(ScalarOp::Add, addr, addr, t);
     if (it_.rank > it_.split + 1) {
@@ -129,14 +174,14 @@ class KernelGen {
       k_.mov(q, g.outer);
       for (int d = it_.split + 1; d < it_.rank; ++d) {
         if (d + 1 < it_.rank) {
-          Reg size = k_.arg(ElementwiseArgs::kSizes + d);
+          Reg size = arg(ElementwiseArgs::kSizes + d);
           k_.alu(ScalarOp::Rem, t, q, size);
           k_.alu(ScalarOp::Div, q, q, size);
           k_.release(size);
         } else {
           k_.mov(t, q);
         }
-        Reg stride = k_.arg(base + 1 + d);
+        Reg stride = arg(base + 1 + d);
         k_.alu(ScalarOp::Mul, t, t, stride);
         k_.alu(ScalarOp::Add, addr, addr, t);
         k_.release(stride);
@@ -150,8 +195,8 @@ class KernelGen {
   // Sets the descriptor for operand `op`'s tile: dense in scratchpad, strided in HBM.
   void describe(int op, DType type, Reg splitCount) {
     for (int d = 0; d <= it_.split; ++d) {
-      Reg count = d < it_.split ? k_.arg(ElementwiseArgs::kSizes + d) : splitCount;
-      Reg hbm = k_.arg(operandArg(op) + 1 + d), sp = k_.arg(args_.spElements + d);
+      Reg count = d < it_.split ? arg(ElementwiseArgs::kSizes + d) : splitCount;
+      Reg hbm = arg(operandArg(op) + 1 + d), sp = arg(args_.spElements + d);
       k_.alu(ScalarOp::Mul, sp, sp, isa::dtypeSize(type));
       k_.dmaDim(desc_, type, d, count, hbm, sp);
       if (d < it_.split) k_.release(count);
@@ -194,7 +239,7 @@ class KernelGen {
     int64_t result = uniformResult;
     if (!p_.uniform) {
       Geometry g = geometry(i_);
-      Reg n = k_.arg(ElementwiseArgs::kInner);
+      Reg n = arg(ElementwiseArgs::kInner);
       k_.alu(ScalarOp::Mul, n, n, g.count);
       Reg start = p_.usesCounter() ? randStart(g) : n;
       release(g);
@@ -214,12 +259,12 @@ class KernelGen {
 
   // random.offset + the row-major index of the tile's first element.
   Reg randStart(const Geometry& g) {
-    Reg start = k_.arg(ElementwiseArgs::kSplitSize), t = k_.arg(ElementwiseArgs::kInner);
+    Reg start = arg(ElementwiseArgs::kSplitSize), t = arg(ElementwiseArgs::kInner);
     k_.alu(ScalarOp::Mul, start, start, g.outer);
     k_.alu(ScalarOp::Add, start, start, g.chunkStart);
     k_.alu(ScalarOp::Mul, start, start, t);
     k_.release(t);
-    t = k_.arg(ElementwiseArgs::kRandOffset);
+    t = arg(ElementwiseArgs::kRandOffset);
     k_.alu(ScalarOp::Add, start, start, t);
     k_.release(t);
     return start;
@@ -230,10 +275,10 @@ class KernelGen {
     for (int i = 0; i < static_cast<int>(p_.inputs.size()); ++i) {
       if (!(it_.uniformInputs >> i & 1u)) continue;
       const DType type = p_.inputs[i];
-      Reg count = k_.arg(ElementwiseArgs::kCapacity), zero = k_.li(0);
+      Reg count = arg(ElementwiseArgs::kCapacity), zero = k_.li(0);
       Reg size = k_.li(isa::dtypeSize(type));
       k_.dmaDim(desc_, type, 0, count, zero, size);
-      Reg addr = k_.arg(operandArg(operand_[i])), sp = k_.li(layout_.input[i]);
+      Reg addr = arg(operandArg(operand_[i])), sp = k_.li(layout_.input[i]);
       Reg token = k_.dmaLoad(sp, addr, desc_);
       k_.wait(token);
       for (Reg r : {count, zero, size, addr, sp, token}) k_.release(r);
@@ -249,6 +294,8 @@ class KernelGen {
   std::vector<int> loaded_;  // inputs loaded per tile
   isa::Desc desc_{0};
   Reg i_{0}, end_{0};
+  Reg first_{0}, last_{0};  // a list kernel's tiles, over all segments
+  int segment_ = 0;
   std::vector<std::vector<Reg>> loadTokens_;  // [set][loaded input]
   std::vector<Reg> storeTokens_;              // [set]
 };
@@ -324,9 +371,15 @@ ElementwiseArgs elementwiseArgs(const Program& p, const IterationClass& it, size
   a.operands = a.spElements + it.split + 1;
   int operands = 1;
   for (size_t i = 0; i < p.inputs.size(); ++i) operands += p.usedInputs >> i & 1u;
-  a.scalars = a.operands + operands * (it.rank + 1);
+  a.segmentBlock = a.operands + operands * (it.rank + 1);
+  a.scalars = it.segments * a.segmentBlock;
   a.randKeys = a.scalars + static_cast<int>(numScalars);
   a.total = a.randKeys + p.numRand;
+  if (it.segments > 1) {
+    a.totalTiles = a.total;
+    a.tileStarts = a.total + 1;
+    a.total += 1 + it.segments;
+  }
   return a;
 }
 

@@ -23,6 +23,10 @@ struct IterationClass {
   int rank = 1;
   int split = 0;
   unsigned uniformInputs = 0;  // used inputs with stride 0 in every dim: loaded once
+  // A list kernel (elementwiseList) runs the program over this many tensors ("segments"), each
+  // with its own block of arguments; workgroup w takes tiles [w*T/G, (w+1)*T/G) of all T tiles
+  // of all segments. Segments are rank 1, with no uniform inputs and no counter.
+  int segments = 1;
 };
 
 // Where every buffer lives in scratchpad.
@@ -56,8 +60,12 @@ struct ElementwiseArgs {
   static constexpr int kSizes = 7;       // size of each dim, inner first
   int spElements = 0;                    // dense scratchpad strides (elements) of dims 0..split
   int operands = 0;  // operand j: base at operands + j * (rank + 1), then its strides
-  int scalars = 0;   // the scalars' bits in the compute type
-  int randKeys = 0;  // randKey of each stream
+  // Slots up to here form one segment's block; segment s's slot x is s * segmentBlock + x.
+  int segmentBlock = 0;
+  int scalars = 0;     // the scalars' bits in the compute type
+  int randKeys = 0;    // randKey of each stream
+  int totalTiles = 0;  // list kernels: the tiles of all segments
+  int tileStarts = 0;  // list kernels: segment s's first tile in the list's numbering
   int total = 0;
 };
 
