@@ -242,3 +242,37 @@ def test_foreach_ops(device, fallbacks):
     assert not fallbacks()
     with pytest.raises(RuntimeError, match="same number of elements, got 2 and 1"):
         torch._foreach_add_(da, db[:1])
+
+
+def _launches(fn):
+    """The op kernels ``fn`` launched: each launch looks its kernel up in the cache once."""
+    stats = torch_mimic.kernel_cache_stats()
+    before = stats["hits"] + stats["misses"]
+    fn()
+    stats = torch_mimic.kernel_cache_stats()
+    return stats["hits"] + stats["misses"] - before
+
+
+def test_foreach_lists_are_one_launch_per_32_tensors(device, fallbacks):
+    """As CUDA's multi_tensor_apply: contiguous lists of one dtype take one launch per 32
+    tensors, and give exactly what one launch per tensor gives."""
+    shapes = [(3, 5), (700,), (1,), (64, 65)] * 10 + [(0,)]  # 40 with elements: 2 launches
+    params = [torch.randn(shape) for shape in shapes]
+    grads = [torch.randn(shape) for shape in shapes]
+    dparams = [p.to(device) for p in params]
+    dgrads = [g.to(device) for g in grads]
+    one_by_one = [p.clone().add_(g, alpha=-0.1) for p, g in zip(dparams, dgrads)]
+    versions = [p._version for p in dparams]
+    assert _launches(lambda: torch._foreach_add_(dparams, dgrads, alpha=-0.1)) == 2
+    assert all(p._version > v for p, v in zip(dparams, versions))
+    for p, g, single, listed in zip(params, grads, one_by_one, dparams):
+        assert torch.equal(single.cpu(), listed.cpu())  # the same program, element for element
+        _close(p.add(g, alpha=-0.1), listed)
+    # Per-tensor scalars or a strided tensor split the list where they differ.
+    assert _launches(lambda: torch._foreach_mul_(dparams[:3], [1.0, 2.0, 2.0])) == 2
+    transposed = [torch.randn(4, 6, device=device).t(), torch.randn(6, 4, device=device)]
+    assert _launches(lambda: torch._foreach_mul_(transposed, 2.0)) == 2
+    results = torch._foreach_sqrt([g.abs() for g in dgrads])
+    for g, r in zip(grads, results):
+        torch.testing.assert_close(r.cpu(), g.abs().sqrt())
+    assert not fallbacks()

@@ -2,6 +2,10 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "torch_backend/aten/device_call.h"
+#include "torch_backend/ops/elementwise.h"
+#include "torch_backend/src/tensor_bridge.h"
+
 namespace mimic::torch_backend::aten {
 namespace {
 
@@ -51,7 +55,8 @@ c10::optional<c10::OperatorHandle> findPerTensor(const std::string& name,
 
 }  // namespace
 
-std::unique_ptr<ForeachKernel> ForeachKernel::forSchema(const c10::FunctionSchema& schema) {
+std::unique_ptr<ForeachKernel> ForeachKernel::forSchema(const c10::FunctionSchema& schema,
+                                                        const PointwiseOf& pointwiseOf) {
   const std::string& qualified = schema.name();
   if (qualified.rfind(kPrefix, 0) != 0) return nullptr;
   std::string base = "aten::" + qualified.substr(kPrefix.size());
@@ -86,6 +91,7 @@ std::unique_ptr<ForeachKernel> ForeachKernel::forSchema(const c10::FunctionSchem
   }
   kernel->out_ = out;
   kernel->returnsList_ = returnsList;
+  kernel->pointwise_ = pointwiseOf(perTensor->operator_name());
   return kernel;
 }
 
@@ -127,28 +133,90 @@ void ForeachKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySe
   }
 
   const auto& perTensorArguments = perTensor_.schema().arguments();
-  c10::List<at::Tensor> results;
-  torch::jit::Stack call;
+  std::vector<torch::jit::Stack> calls(length);
   for (size_t k = 0; k < length; ++k) {
-    call.clear();
     for (size_t j = 0; j < perTensorArguments.size(); ++j) {
       if (j < inputs_.size()) {
-        call.push_back(isList_[j] ? lists[j][k] : args[inputs_[j]]);
+        calls[k].push_back(isList_[j] ? lists[j][k] : args[inputs_[j]]);
       } else if (perTensorArguments[j].is_out()) {
-        call.push_back(outs[k]);
+        calls[k].push_back(outs[k]);
       } else {
-        call.push_back(*perTensorArguments[j].default_value());
+        calls[k].push_back(*perTensorArguments[j].default_value());
       }
     }
-    perTensor_.redispatchBoxed(keys_, &call);
-    if (copyIntoSelf_) {
-      lists[0][k].toTensor().copy_(call.front().toTensor());
-    } else if (returnsList_) {
+  }
+  std::vector<at::Tensor> results;
+  if (!launchAsLists(calls, &results)) {
+    for (torch::jit::Stack& call : calls) {
+      perTensor_.redispatchBoxed(keys_, &call);
       results.push_back(call.front().toTensor());
     }
   }
+  for (size_t k = 0; k < length && copyIntoSelf_; ++k) lists[0][k].toTensor().copy_(results[k]);
   torch::jit::drop(*stack, count);
-  if (returnsList_) torch::jit::push(*stack, std::move(results));
+  if (returnsList_) torch::jit::push(*stack, c10::List<at::Tensor>(results));
+}
+
+bool ForeachKernel::launchAsLists(const std::vector<torch::jit::Stack>& calls,
+                                  std::vector<at::Tensor>* results) const {
+  if (!pointwise_) return false;
+  std::vector<PointwiseLaunch> launches(calls.size());
+  for (size_t k = 0; k < calls.size(); ++k) {
+    if (!pointwise_->prepare(calls[k].data(), &launches[k])) return false;
+  }
+  auto listable = [](const PointwiseLaunch& launch) {
+    if (!launch.target.is_contiguous()) return false;
+    for (const ops::TensorView& input : launch.inputs) {
+      if (!input.isContiguous() || input.numel() != launch.target.numel()) return false;
+    }
+    return true;
+  };
+  auto sameKernel = [](const PointwiseLaunch& a, const PointwiseLaunch& b) {
+    if (a.program != b.program || a.compute != b.compute ||
+        a.target.scalar_type() != b.target.scalar_type() ||
+        a.target.device() != b.target.device() || a.inputs.size() != b.inputs.size() ||
+        a.scalars.size() != b.scalars.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < a.inputs.size(); ++i) {
+      if (a.inputs[i].dtype != b.inputs[i].dtype) return false;
+    }
+    for (size_t i = 0; i < a.scalars.size(); ++i) {
+      const ops::ScalarArg &x = a.scalars[i], &y = b.scalars[i];
+      if (x.isInteger != y.isInteger || x.integer != y.integer || x.real != y.real) return false;
+    }
+    return true;
+  };
+  for (size_t k = 0; k < launches.size();) {
+    size_t end = k + 1;
+    while (listable(launches[k]) && end < launches.size() && listable(launches[end]) &&
+           sameKernel(launches[k], launches[end])) {
+      ++end;
+    }
+    if (end - k == 1) {
+      pointwise_->run(launches[k]);
+    } else {
+      std::vector<ops::TensorView> outs;
+      std::vector<std::vector<ops::TensorView>> inputs;
+      for (size_t j = k; j < end; ++j) {
+        outs.push_back(viewOf(launches[j].target));
+        inputs.push_back(launches[j].inputs);
+      }
+      onDevice(name_, [&] {
+        ops::elementwiseList(launchContextOf(launches[k].target), outs, inputs,
+                             *launches[k].program, launches[k].compute, launches[k].scalars);
+      });
+    }
+    k = end;
+  }
+  for (PointwiseLaunch& launch : launches) {
+    // What the per-tensor op's ADInplaceOrView kernel would have done for an in-place call.
+    if (keys_.has(c10::DispatchKey::ADInplaceOrView)) {
+      launch.target.unsafeGetTensorImpl()->bump_version();
+    }
+    results->push_back(std::move(launch.target));
+  }
+  return true;
 }
 
 }  // namespace mimic::torch_backend::aten

@@ -168,11 +168,7 @@ const PointwiseKernel::Program* PointwiseKernel::programFor(std::string_view var
   return nullptr;
 }
 
-void PointwiseKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySet,
-                                 torch::jit::Stack* stack) {
-  const size_t count = op.schema().arguments().size();
-  const c10::IValue* args = stack->data() + (stack->size() - count);
-
+bool PointwiseKernel::prepare(const c10::IValue* args, PointwiseLaunch* launch) const {
   const c10::IValue* ruleValues[4] = {};
   for (size_t i = 0; i < ruleArguments_.size(); ++i) {
     ruleValues[i] = ruleArguments_[i] < 0 ? nullptr : &args[ruleArguments_[i]];
@@ -184,7 +180,6 @@ void PointwiseKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKey
 
   // Device tensors are inputs; numbers and CPU 0-dim tensors are scalar kernel arguments.
   c10::SmallVector<const at::Tensor*, 4> tensors;
-  c10::SmallVector<ops::ScalarArg, 4> scalarValues;
   unsigned scalarOperands = 0;
   for (size_t i = 0; i < program->operands.size(); ++i) {
     const c10::IValue& value = args[program->operands[i]];
@@ -206,12 +201,12 @@ void PointwiseKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKey
     } else {
       scalar = value.toScalar();
     }
-    if (scalar.isComplex()) return cpuFallback(op, stack);
-    scalarValues.push_back(scalarArgOf(scalar));
+    if (scalar.isComplex()) return false;
+    launch->scalars.push_back(scalarArgOf(scalar));
     scalarOperands |= 1u << i;
   }
   const at::Tensor* outArgument = outArgument_ >= 0 ? &args[outArgument_].toTensor() : nullptr;
-  if (tensors.empty() && !outArgument) return cpuFallback(op, stack);
+  if (tensors.empty() && !outArgument) return false;
 
   at::native::ResultTypeState state;
   for (int p : program->promoted) {
@@ -242,7 +237,7 @@ void PointwiseKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKey
   isa::DType compute;
   bool native = computeTypeOf(computeScalarType, &compute) && computable(result);
   for (const at::Tensor* t : tensors) native = native && computable(t->scalar_type());
-  if (!native) return cpuFallback(op, stack);
+  if (!native) return false;
 
   at::DimVector shape;
   if (!tensors.empty()) shape.assign(tensors[0]->sizes().begin(), tensors[0]->sizes().end());
@@ -263,7 +258,7 @@ void PointwiseKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKey
                 " for the output of ", name_);
     TORCH_CHECK(c10::canCast(result, target.scalar_type()), "result type ", result,
                 " can't be cast to the desired output type ", target.scalar_type());
-    if (!computable(target.scalar_type())) return cpuFallback(op, stack);
+    if (!computable(target.scalar_type())) return false;
     if (output_ == Output::InPlace) {
       TORCH_CHECK(target.sizes() == at::IntArrayRef(shape), "output with shape ",
                   shapeText(target.sizes()), " doesn't match the broadcast shape ",
@@ -273,21 +268,33 @@ void PointwiseKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKey
     }
   }
 
-  if (target.numel() > 0) {
-    std::vector<ops::TensorView> inputs;
-    inputs.reserve(tensors.size());
-    for (const at::Tensor* t : tensors) {
-      inputs.push_back(viewOf(*t));
-      if (t->sizes() != at::IntArrayRef(shape)) expandTo(inputs.back(), shape);
-    }
-    onDevice(name_, [&] {
-      ops::elementwise(launchContextOf(target), viewOf(target), inputs,
-                       program->texts[scalarOperands], compute,
-                       {scalarValues.begin(), scalarValues.end()});
-    });
+  launch->inputs.clear();
+  for (const at::Tensor* t : tensors) {
+    launch->inputs.push_back(viewOf(*t));
+    if (t->sizes() != at::IntArrayRef(shape)) expandTo(launch->inputs.back(), shape);
   }
+  launch->target = std::move(target);
+  launch->program = &program->texts[scalarOperands];
+  launch->compute = compute;
+  return true;
+}
+
+void PointwiseKernel::run(const PointwiseLaunch& launch) const {
+  if (launch.target.numel() == 0) return;
+  onDevice(name_, [&] {
+    ops::elementwise(launchContextOf(launch.target), viewOf(launch.target), launch.inputs,
+                     *launch.program, launch.compute, launch.scalars);
+  });
+}
+
+void PointwiseKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySet,
+                                 torch::jit::Stack* stack) {
+  const size_t count = op.schema().arguments().size();
+  PointwiseLaunch launch;
+  if (!prepare(stack->data() + (stack->size() - count), &launch)) return cpuFallback(op, stack);
+  run(launch);
   torch::jit::drop(*stack, count);
-  torch::jit::push(*stack, std::move(target));
+  torch::jit::push(*stack, std::move(launch.target));
 }
 
 }  // namespace mimic::torch_backend::aten

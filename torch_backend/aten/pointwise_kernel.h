@@ -15,8 +15,19 @@
 
 #include "torch_backend/aten/op_table.h"
 #include "torch_backend/aten/pointwise_variant.h"
+#include "torch_backend/ops/kernel_cache.h"
+#include "torch_backend/ops/tensor_view.h"
 
 namespace mimic::torch_backend::aten {
+
+// One call's launch, prepared: the _foreach_ kernels gather these to launch a list at once.
+struct PointwiseLaunch {
+  at::Tensor target;                     // the result: new, self or out
+  std::vector<ops::TensorView> inputs;   // the tensor operands, broadcast to target's shape
+  const std::string* program = nullptr;  // the instantiated template (x0.., s0..)
+  isa::DType compute = isa::DType::F32;
+  std::vector<ops::ScalarArg> scalars;
+};
 
 class PointwiseKernel final : public c10::OperatorKernel {
  public:
@@ -26,6 +37,14 @@ class PointwiseKernel final : public c10::OperatorKernel {
 
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                   torch::jit::Stack* stack);
+
+  // Checks the call on `args` (the schema's arguments), allocates or resizes its result and
+  // fills `launch`; false when the call must run through the CPU fallback (a dtype the device
+  // does not compute in, a complex scalar). Throws c10::Error for arguments PyTorch rejects.
+  bool prepare(const c10::IValue* args, PointwiseLaunch* launch) const;
+  // Launches a prepared call (nothing for an empty result).
+  void run(const PointwiseLaunch& launch) const;
+  const std::string& name() const { return name_; }
 
  private:
   struct Program {

@@ -8,6 +8,7 @@
 // into ops that are registered here.
 #include <torch/library.h>
 
+#include <unordered_map>
 #include <sstream>
 
 #include "torch_backend/aten/foreach_kernel.h"
@@ -104,21 +105,38 @@ std::string opTableJson() {
 
 }  // namespace
 
+// Two passes: the _foreach_ kernels take their per-tensor ops' pointwise kernels.
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   auto& dispatcher = c10::Dispatcher::singleton();
+  std::vector<c10::OperatorHandle> handles;
   for (const c10::OperatorName& name : dispatcher.getAllOpNames()) {
     const auto handle = dispatcher.findSchema(name);
-    if (!handle || handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) {
-      continue;
+    if (handle && !handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) {
+      handles.push_back(*handle);
     }
-    const std::string overload =
-        name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
-    if (auto kernel = PointwiseKernel::forSchema(handle->schema())) {
+  }
+  auto overloadOf = [](const c10::OperatorHandle& handle) {
+    const c10::OperatorName& name = handle.operator_name();
+    return name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
+  };
+  std::unordered_map<c10::OperatorName, const PointwiseKernel*> pointwise;
+  for (const c10::OperatorHandle& handle : handles) {
+    const std::string overload = overloadOf(handle);
+    if (auto kernel = PointwiseKernel::forSchema(handle.schema())) {
+      pointwise[handle.operator_name()] = kernel.get();  // the dispatcher keeps it for good
       m.impl(overload.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::move(kernel)));
-    } else if (auto reduction = ReductionKernel::forSchema(handle->schema())) {
+    } else if (auto reduction = ReductionKernel::forSchema(handle.schema())) {
       m.impl(overload.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::move(reduction)));
-    } else if (auto foreach = ForeachKernel::forSchema(handle->schema())) {
-      m.impl(overload.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::move(foreach)));
+    }
+  }
+  auto pointwiseOf = [&](const c10::OperatorName& name) -> const PointwiseKernel* {
+    auto found = pointwise.find(name);
+    return found == pointwise.end() ? nullptr : found->second;
+  };
+  for (const c10::OperatorHandle& handle : handles) {
+    if (auto foreach = ForeachKernel::forSchema(handle.schema(), pointwiseOf)) {
+      m.impl(overloadOf(handle).c_str(),
+             torch::CppFunction::makeFromBoxedFunctor(std::move(foreach)));
     }
   }
 }
