@@ -8,7 +8,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libopenblas0-pthread libopenblas-dev
   python3-pytest chromium
-  libtorch-dev python3-torch pybind11-dev python3-torchvision
+  libtorch-dev python3-torch pybind11-dev python3-torchvision python3-networkx
 )
 
 missing=()
