@@ -49,6 +49,8 @@ from ._random import (  # noqa: E402
 )
 from ._fallback import fallback_report, reset_fallback_report  # noqa: E402
 from ._op_table import OpEntry, op_table  # noqa: E402
+from ._compile import compile  # noqa: E402
+from ._compile_report import compile_report  # noqa: E402
 from . import _registration  # noqa: E402,F401  (registers the op kernels)
 from ._naming import DEVICE_TYPE  # noqa: E402
 from . import _distributed  # noqa: E402
@@ -59,7 +61,7 @@ _distributed.register()
 
 __all__ = [
     "DEVICE_TYPE", "DeviceProperties", "Event", "Stream", "caching_allocator_alloc",
-    "caching_allocator_delete", "current_device", "current_stream",
+    "caching_allocator_delete", "compile", "compile_report", "current_device", "current_stream",
     "default_stream", "device", "device_count", "empty_cache", "empty_pinned", "fallback_report",
     "get_device_properties", "get_rng_state", "initial_seed", "is_available", "is_pinned",
     "kernel_cache_stats",
