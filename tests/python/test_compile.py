@@ -165,3 +165,21 @@ def test_report_names_kernels_fallbacks_and_times(device, capsys):
 def test_dynamic_shapes_are_refused():
     with pytest.raises(NotImplementedError, match="dynamic"):
         torch_mimic.compile(lambda a: a, dynamic=True)
+
+
+def test_item_runs_eager_with_the_reason(device):
+    compiled = torch_mimic.compile(lambda a: a * a.sum().item())
+    for scale in (1.0, 2.0):
+        a = torch.full((3,), scale).to(device)
+        assert torch.equal(compiled(a).cpu(), (a * a.sum().item()).cpu())
+    (capture,) = torch_mimic.compile_report()[-1]["captures"]
+    assert "tracing tensor" in capture["eager_reason"]
+
+
+def test_data_dependent_shapes_run_eager_with_the_reason(device):
+    compiled = torch_mimic.compile(lambda a: torch.exp(a[a > 0]) + 1)
+    for values in ([1.0, 2.0, 3.0], [1.0, -2.0, 3.0]):
+        a = torch.tensor(values).to(device)
+        assert torch.equal(compiled(a).cpu(), (torch.exp(a[a > 0]) + 1).cpu())
+    (capture,) = torch_mimic.compile_report()[-1]["captures"]
+    assert "data-dependent" in capture["eager_reason"]

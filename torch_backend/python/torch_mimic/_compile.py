@@ -6,7 +6,9 @@ guard key (shapes, strides, dtypes, requires_grad and devices of the inputs and 
 ``model.training``, grad mode) gets its own ``aot_module`` capture; past the recompile limit
 new keys run eager, with one warning. Tracing runs the model on real tensors (fake tensors do not
 work on the device), which draws random numbers: mimic's RNG state is put back before the
-compiled forward first runs, so its dropout masks are the ones eager would draw.
+compiled forward first runs, so its dropout masks are the ones eager would draw. A graph that
+reads tensor values while tracing (``.item()``) or has data-dependent output shapes cannot be
+replayed for other data: its guard key runs eager, with the reason in the report.
 """
 import time
 import warnings
@@ -51,6 +53,15 @@ def _device_index(args):
         if isinstance(value, torch.Tensor) and value.device.type not in ("cpu", "meta"):
             return value.device.index or 0
     return None
+
+
+class _Refused(Exception):
+    """A captured graph that must not be replayed (data-dependent output shapes)."""
+
+
+def _traced_data(error):
+    # make_fx's error for .item() and other reads of a tensor's values while tracing.
+    return isinstance(error, RuntimeError) and "get value out of a tracing tensor" in str(error)
 
 
 class _Compiled:
@@ -102,6 +113,9 @@ class _Compiled:
             def compile_graph(graph_module, example_inputs):
                 if kind == "forward" and rng is not None:
                     _random.set_rng_state(rng, device)
+                reason = _compile_lower.data_dependent(graph_module) if kind == "forward" else None
+                if reason is not None:
+                    raise _Refused(reason)
                 built = time.perf_counter()
                 nodes = sum(1 for n in graph_module.graph.nodes if n.op == "call_function")
                 kernels = _compile_lower.lower(graph_module, fuse=self._mode != "no-fusion")
@@ -109,7 +123,7 @@ class _Compiled:
                           time.perf_counter() - built)
                 if self._mode == "debug":
                     print(graph.describe(kind))
-                return aot.make_boxed_func(graph_module.forward)
+                return _compile_lower.boxed(graph_module)
             return compile_graph
 
         partition = (aot.min_cut_rematerialization_partition
@@ -120,8 +134,17 @@ class _Compiled:
             compiled = aot.aot_module(self._module, **options)
         else:
             compiled = aot.aot_function(self._target, **options)
+        try:
+            result = compiled(*args, **kwargs)
+        except (_Refused, RuntimeError) as error:
+            if isinstance(error, RuntimeError) and not _traced_data(error):
+                raise
+            if rng is not None:
+                _random.set_rng_state(rng, device)
+            graph.eager_reason = str(error).splitlines()[0]
+            self._cache[key] = self._target
+            return self._target(*args, **kwargs)
         self._cache[key] = compiled
-        result = compiled(*args, **kwargs)
         graph.first_call_seconds = time.perf_counter() - started
         return result
 

@@ -272,6 +272,52 @@ def lower(graph_module, fuse=True):
     return kernels
 
 
+# Ops whose output shapes depend on tensor data: a trace on real tensors records one run's
+# shapes, which later nodes (and fused kernels' fixed shapes) would then assume.
+_DATA_DEPENDENT = frozenset({"aten::nonzero", "aten::masked_select", "aten::_unique",
+                             "aten::_unique2", "aten::unique_dim", "aten::unique_consecutive",
+                             "aten::unique_dim_consecutive", "aten::_local_scalar_dense"})
+
+
+def data_dependent(graph_module):
+    """Why the graph cannot be replayed for other data of the same shapes, or None."""
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        name = node.target._schema.name
+        if name in _DATA_DEPENDENT:
+            return f"{node.target} has a data-dependent output shape"
+        if name == "aten::index":
+            for index in node.args[1]:
+                meta = _tensor_meta(index) if isinstance(index, torch.fx.Node) else None
+                if meta is not None and meta[1] in (torch.bool, torch.uint8):
+                    return f"{node.target} with a boolean mask has a data-dependent output shape"
+    return None
+
+
+class _BoxedCodeGen(torch.fx.graph.CodeGen):
+    """Generated code that takes its inputs as one list and empties it: with FX's deletion of
+    values after their last use, the backward frees each saved activation once it is used, as
+    eager autograd does (AOT autograd passes the backward a list it gives up)."""
+
+    def gen_fn_def(self, free_vars, maybe_return_annotation):
+        names = [v.split(":")[0].strip() for v in free_vars if v != "self"]
+        unpack = f"\n    {', '.join(names)}, = args" if names else ""
+        return f"def forward(self, args){maybe_return_annotation}:{unpack}\n    args.clear()"
+
+
+def boxed(graph_module):
+    """The graph as AOT autograd's boxed calling convention wants it (one list argument)."""
+    graph_module.graph.set_codegen(_BoxedCodeGen())
+    graph_module.recompile()
+
+    def run(args):
+        return graph_module(args)
+
+    run._boxed_call = True
+    return run
+
+
 def eager_nodes(graph_module):
     """The nodes of a lowered graph that run their eager op, counted by op."""
     counts = {}

@@ -16,6 +16,7 @@ class GraphRecord:
         self.recompile = recompile
         self.graphs = {}  # "forward" / "backward" -> dict
         self.first_call_seconds = None
+        self.eager_reason = None  # why this guard key runs eager (.item(), data-dependent shapes)
 
     def add(self, kind, nodes, kernels, eager, seconds):
         self.graphs[kind] = {
@@ -40,7 +41,7 @@ class GraphRecord:
 
     def as_dict(self):
         return {"guard": self.guard, "recompile": self.recompile, "graphs": self.graphs,
-                "first_call_seconds": self.first_call_seconds}
+                "first_call_seconds": self.first_call_seconds, "eager_reason": self.eager_reason}
 
 
 class CompileRecord:
