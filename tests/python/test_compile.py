@@ -183,3 +183,88 @@ def test_data_dependent_shapes_run_eager_with_the_reason(device):
         assert torch.equal(compiled(a).cpu(), (torch.exp(a[a > 0]) + 1).cpu())
     (capture,) = torch_mimic.compile_report()[-1]["captures"]
     assert "data-dependent" in capture["eager_reason"]
+
+
+_SHAPES = [(4, 5, 6), (5, 6), (6,), (4, 1, 6), (1, 5, 1)]
+_UNARY = [torch.tanh, torch.sigmoid, torch.relu, torch.neg, torch.abs, nn.functional.gelu,
+          lambda v: torch.clamp(v, -0.5, 0.75), lambda v: torch.exp(v.clamp(max=4.0)),
+          lambda v: v * 0.5 + 2]
+_BINARY = [torch.add, torch.sub, torch.mul, torch.maximum, torch.minimum,
+           lambda a, b: torch.add(a, b, alpha=-1.5), lambda a, b: a / (b.abs() + 1)]
+
+
+def _random_dag(rng, inputs):
+    """A function of ``inputs`` tensors: random unary and binary pointwise ops over earlier
+    values (inputs broadcast), returning the last value and one earlier value used twice."""
+    recipe = []
+    for step in range(rng.randint(6, 16)):
+        values = inputs + step
+        if rng.random() < 0.4:
+            recipe.append((rng.randrange(len(_UNARY)), rng.randrange(values)))
+        else:
+            recipe.append((rng.randrange(len(_BINARY)), rng.randrange(values),
+                           rng.randrange(values)))
+    shared = rng.randrange(inputs, inputs + len(recipe))
+
+    def fn(*tensors):
+        values = list(tensors)
+        for op, *operands in recipe:
+            table = _UNARY if len(operands) == 1 else _BINARY
+            values.append(table[op](*(values[i] for i in operands)))
+        return values[-1] * 2 + values[shared], values[shared]
+
+    return fn
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_pointwise_dags_match_eager(device, seed):
+    import random
+
+    rng = random.Random(seed)
+    count = rng.randint(3, 10)  # above 8 inputs a tree must split
+    torch.manual_seed(seed)
+    cpu = [torch.randn(_SHAPES[rng.randrange(len(_SHAPES))]) for _ in range(count)]
+    fn = _random_dag(rng, count)
+    eager_inputs = [t.to(device).requires_grad_() for t in cpu]
+    eager = fn(*eager_inputs)
+    inputs = [t.to(device).requires_grad_() for t in cpu]
+    compiled = torch_mimic.compile(fn)(*inputs)
+    for ours, theirs in zip(compiled, eager):
+        assert torch.equal(ours.detach().cpu(), theirs.detach().cpu())
+    grads = [torch.randn(out.shape).to(device) for out in eager]
+    torch.autograd.backward(eager, grads)
+    torch.autograd.backward(compiled, grads)
+    for ours, theirs in zip(inputs, eager_inputs):
+        if theirs.grad is None:
+            assert ours.grad is None
+        else:
+            assert torch.equal(ours.grad.cpu(), theirs.grad.cpu())
+
+
+def test_trees_over_eight_inputs_split(device):
+    def weighted_sum(*tensors):
+        total = tensors[0]
+        for index, t in enumerate(tensors[1:]):
+            total = total + t * (index + 2)
+        return total
+
+    cpu = [torch.randn(7, 9) for _ in range(11)]
+    tensors = [t.to(device) for t in cpu]
+    assert torch.equal(torch_mimic.compile(weighted_sum)(*tensors).cpu(),
+                       weighted_sum(*tensors).cpu())
+    kernels = torch_mimic.compile_report()[-1]["captures"][0]["graphs"]["forward"]["kernels"]
+    assert len(kernels) == 2
+    for kernel in kernels:
+        inputs = {token for token in kernel["program"].split() if token.startswith("x")}
+        assert len(inputs) <= 8
+
+
+def test_where_and_masked_fill_fuse_with_their_bool_operands(device):
+    def fn(a, b):
+        return torch.where(a > b, a * 2, b.sigmoid()).masked_fill(b < 0, 0.25) + 1
+
+    a, b = torch.randn(6, 5).to(device), torch.randn(6, 5).to(device)
+    assert torch.equal(torch_mimic.compile(fn)(a, b).cpu(), fn(a, b).cpu())
+    forward = torch_mimic.compile_report()[-1]["captures"][0]["graphs"]["forward"]
+    assert len(forward["kernels"]) == 1
+    assert forward["eager_nodes"] == {"aten.gt.Tensor": 1, "aten.lt.Scalar": 1}

@@ -52,6 +52,12 @@ def _single(values):
     return ""
 
 
+def _boolean_mask(values):
+    mask, value = values
+    meta = _tensor_meta(mask) if isinstance(mask, torch.fx.Node) else None
+    return "" if meta is not None and meta[1] == torch.bool and type(value) in _SCALAR_TYPES else None
+
+
 _RULES = {
     "add": (("alpha",), _alpha),
     "sub": (("alpha",), _alpha),
@@ -61,9 +67,10 @@ _RULES = {
     "gelu": (("approximate",), _approximate),
     "gelu_backward": (("approximate",), _approximate),
     "leaky_relu_backward": (("self_is_result",), _single),
+    "masked_fill": (("mask", "value"), _boolean_mask),
 }
-_RULED_ELSEWHERE = frozenset(
-    {"fill", "bitwise_not", "masked_fill", "elu_backward", "log_sigmoid_backward", "round"})
+_RULED_ELSEWHERE = frozenset({"fill", "bitwise_not", "elu_backward", "log_sigmoid_backward",
+                              "round"})
 
 
 class _Call:
@@ -129,10 +136,13 @@ def pointwise_call(node):
     if any(argument not in known for argument in values):
         return None
     operands = [values[name] for name in entry.operands]
-    for operand in operands:
+    for name, operand in zip(entry.operands, operands):
         if isinstance(operand, torch.fx.Node):
+            # Bool operands that do not take part in promotion (where's condition, a fill mask)
+            # are read as 0 or 1 and compared with 0 by the program, as the eager kernel does.
             meta = _tensor_meta(operand)
-            if meta is None or meta[1] != torch.float32:
+            allowed = (torch.float32,) if name in entry.promoted else (torch.float32, torch.bool)
+            if meta is None or meta[1] not in allowed:
                 return None
         elif type(operand) not in _SCALAR_TYPES:
             return None
