@@ -55,7 +55,8 @@ def _single(values):
 def _boolean_mask(values):
     mask, value = values
     meta = _tensor_meta(mask) if isinstance(mask, torch.fx.Node) else None
-    return "" if meta is not None and meta[1] == torch.bool and type(value) in _SCALAR_TYPES else None
+    boolean = meta is not None and meta[1] == torch.bool
+    return "" if boolean and type(value) in _SCALAR_TYPES else None
 
 
 _RULES = {
