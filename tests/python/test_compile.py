@@ -268,3 +268,26 @@ def test_where_and_masked_fill_fuse_with_their_bool_operands(device):
     forward = torch_mimic.compile_report()[-1]["captures"][0]["graphs"]["forward"]
     assert len(forward["kernels"]) == 1
     assert forward["eager_nodes"] == {"aten.gt.Tensor": 1, "aten.lt.Scalar": 1}
+
+
+def test_buffer_updates_run_eager_with_the_reason(device):
+    torch.manual_seed(0)
+    eager = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)).to(device)
+    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)).to(device)
+    model.load_state_dict(eager.state_dict())
+    compiled = torch_mimic.compile(model)
+    x = torch.randn(8, 4).to(device)
+    for _ in range(2):
+        eager(x).sum().backward()
+        compiled(x).sum().backward()
+    for ours, theirs in zip(model.buffers(), eager.buffers()):
+        assert torch.equal(ours.cpu(), theirs.cpu())
+    (capture,) = torch_mimic.compile_report()[-1]["captures"]
+    assert "buffers" in capture["eager_reason"]
+    # In eval mode nothing is updated: that guard key compiles.
+    model.eval()
+    eager.eval()
+    assert torch.equal(compiled(x).detach().cpu(), eager(x).detach().cpu())
+    report = torch_mimic.compile_report()[-1]
+    assert report["captures"][1]["eager_reason"] is None
+    assert report["recompiles"] == 1

@@ -8,7 +8,9 @@ new keys run eager, with one warning. Tracing runs the model on real tensors (fa
 work on the device), which draws random numbers: mimic's RNG state is put back before the
 compiled forward first runs, so its dropout masks are the ones eager would draw. A graph that
 reads tensor values while tracing (``.item()``) or has data-dependent output shapes cannot be
-replayed for other data: its guard key runs eager, with the reason in the report.
+replayed for other data, and a forward that updates module buffers (BatchNorm in training) is
+not replayed faithfully by 1.13's AOT autograd: such guard keys run eager, with the reason in the
+report, after the buffers and the RNG are put back as they were before tracing.
 """
 import time
 import warnings
@@ -105,17 +107,33 @@ class _Compiled:
         started = time.perf_counter()
         device = _device_index(args)
         rng = _random.get_rng_state(device) if device is not None else None
+        buffers = list(self._module.buffers()) if self._module is not None else []
+        saved = [b.detach().clone() for b in buffers]
+
+        def restore():
+            if rng is not None:
+                _random.set_rng_state(rng, device)
+            with torch.no_grad():
+                for buffer, value in zip(buffers, saved):
+                    buffer.copy_(value)
+
         graph = self._record.new_graph(key, recompile=bool(self._cache))
 
         aot = _aot()
 
         def compiler(kind):
             def compile_graph(graph_module, example_inputs):
-                if kind == "forward" and rng is not None:
-                    _random.set_rng_state(rng, device)
-                reason = _compile_lower.data_dependent(graph_module) if kind == "forward" else None
-                if reason is not None:
-                    raise _Refused(reason)
+                if kind == "forward":
+                    mutated = any(not torch.equal(b, v) for b, v in zip(buffers, saved))
+                    restore()
+                    if mutated:
+                        # PyTorch 1.13's AOT autograd drops some buffer updates from the graph
+                        # (num_batches_tracked) and its real-tensor tracing applies others.
+                        raise _Refused("the forward mutates module buffers (BatchNorm running "
+                                       "statistics), which this AOT autograd cannot replay")
+                    reason = _compile_lower.data_dependent(graph_module)
+                    if reason is not None:
+                        raise _Refused(reason)
                 built = time.perf_counter()
                 nodes = sum(1 for n in graph_module.graph.nodes if n.op == "call_function")
                 kernels = _compile_lower.lower(graph_module, fuse=self._mode != "no-fusion")
@@ -139,8 +157,7 @@ class _Compiled:
         except (_Refused, RuntimeError) as error:
             if isinstance(error, RuntimeError) and not _traced_data(error):
                 raise
-            if rng is not None:
-                _random.set_rng_state(rng, device)
+            restore()
             graph.eager_reason = str(error).splitlines()[0]
             self._cache[key] = self._target
             return self._target(*args, **kwargs)
