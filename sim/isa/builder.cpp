@@ -118,6 +118,13 @@ void KernelBuilder::alu(ScalarOp op, Reg d, Reg a, int64_t b) {
   in.imm = b;
 }
 
+void KernelBuilder::addScaledArg(Reg d, Reg idx, int index) {
+  Reg t = arg(index);
+  alu(ScalarOp::Mul, t, idx, t);
+  alu(ScalarOp::Add, d, d, t);
+  release(t);
+}
+
 Reg KernelBuilder::sload(DType t, Reg address) {
   Reg d = reg();
   sload(t, d, address);

@@ -49,6 +49,8 @@ class KernelBuilder {
   Reg gridDim(int dim);
   void alu(ScalarOp op, Reg d, Reg a, Reg b);
   void alu(ScalarOp op, Reg d, Reg a, int64_t b);
+  // d += idx * argument `index` (a stride, say), through a scratch register.
+  void addScaledArg(Reg d, Reg idx, int index);
   // d = the scratchpad element of type t (i32, i64 or u8) at byte address `address`.
   Reg sload(DType t, Reg address);
   void sload(DType t, Reg d, Reg address);

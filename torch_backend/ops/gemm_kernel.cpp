@@ -25,7 +25,6 @@ class GemmGen {
  private:
   Reg arg(int i) { return k_.arg(i); }
   // d += idx * (argument `strideArg`).
-  void addScaled(Reg d, Reg idx, int strideArg);
   // Sets tileM_ and tileN_ from the workgroup's place in the grouped visiting order.
   void tileIndices();
   // This workgroup's extent for tile number `index`: min(tile, size - start) for the tile
@@ -50,13 +49,6 @@ class GemmGen {
   Reg tk_[kGemmMaxStages]{}, aToken_[kGemmMaxStages]{}, bToken_[kGemmMaxStages]{};
   isa::Desc aDesc_{}, bDesc_{};
 };
-
-void GemmGen::addScaled(Reg d, Reg idx, int strideArg) {
-  Reg t = arg(strideArg);
-  k_.alu(ScalarOp::Mul, t, idx, t);
-  k_.alu(ScalarOp::Add, d, d, t);
-  k_.release(t);
-}
 
 void GemmGen::tileIndices() {
   // index = group * (groupM x tilesN) + within; the group's rows start at group x groupM.
@@ -84,7 +76,7 @@ Reg GemmGen::tileExtent(Reg index, int sizeArg, int tileArg,
   k_.alu(ScalarOp::Mul, start, index, tile);
   k_.alu(ScalarOp::Sub, extent, extent, start);
   k_.alu(ScalarOp::Min, extent, extent, tile);
-  for (const auto& [base, strideArg] : bases) addScaled(base, start, strideArg);
+  for (const auto& [base, strideArg] : bases) k_.addScaledArg(base, start, strideArg);
   k_.release(start);
   k_.release(tile);
   return extent;
@@ -120,12 +112,12 @@ void GemmGen::load(int p) {
   tileDescriptor(bDesc_, 1, tk_[p], kGemmBRow, tn_, kGemmBCol);
   Reg address = k_.reg(), sp = arg(kGemmSpA0 + p);
   k_.mov(address, aBase_);
-  addScaled(address, kLoad_, kGemmACol);
+  k_.addScaledArg(address, kLoad_, kGemmACol);
   k_.dmaLoad(aToken_[p], sp, address, aDesc_);
   k_.release(sp);
   sp = arg(kGemmSpB0 + p);
   k_.mov(address, bBase_);
-  addScaled(address, kLoad_, kGemmBRow);
+  k_.addScaledArg(address, kLoad_, kGemmBRow);
   k_.dmaLoad(bToken_[p], sp, address, bDesc_);
   for (Reg r : {t, address, sp}) k_.release(r);
 }
@@ -188,12 +180,12 @@ isa::Function GemmGen::build() {
   cBase_ = arg(kGemmC);
   {
     Reg batch = k_.workgroupId(2);
-    addScaled(aBase_, batch, kGemmABatch);
-    addScaled(bBase_, batch, kGemmBBatch);
-    addScaled(cBase_, batch, kGemmCBatch);
+    k_.addScaledArg(aBase_, batch, kGemmABatch);
+    k_.addScaledArg(bBase_, batch, kGemmBBatch);
+    k_.addScaledArg(cBase_, batch, kGemmCBatch);
     if (s_.bias) {
       biasBase_ = arg(kGemmBias);
-      addScaled(biasBase_, batch, kGemmBiasBatch);
+      k_.addScaledArg(biasBase_, batch, kGemmBiasBatch);
     }
     k_.release(batch);
   }

@@ -42,7 +42,6 @@ class ReduceGen {
  private:
   Reg arg(int i) { return k_.arg(i); }
   // d += idx * (argument `strideArg`).
-  void addScaled(Reg d, Reg idx, int strideArg);
   // in_, other_ and out_ at the workgroup's first kept element; kcA_ and keptBlock_.
   void place();
   // [start_, end_): this workgroup's part of the tile sequence; out_ at its partials.
@@ -66,13 +65,6 @@ class ReduceGen {
   Reg tokens_[kSets][2] = {};  // [set][in, other]
 };
 
-void ReduceGen::addScaled(Reg d, Reg idx, int strideArg) {
-  Reg t = arg(strideArg);
-  k_.alu(ScalarOp::Mul, t, idx, t);
-  k_.alu(ScalarOp::Add, d, d, t);
-  k_.release(t);
-}
-
 void ReduceGen::place() {
   in_ = arg(kArgIn);
   out_ = arg(kArgOut);
@@ -85,9 +77,9 @@ void ReduceGen::place() {
       k_.alu(ScalarOp::Rem, idx, y, sz);
       k_.alu(ScalarOp::Div, y, y, sz);
       k_.release(sz);
-      addScaled(in_, idx, record + kGridIn);
-      addScaled(out_, idx, record + kGridOut);
-      if (s_.hasOther()) addScaled(other_, idx, record + kGridOther);
+      k_.addScaledArg(in_, idx, record + kGridIn);
+      k_.addScaledArg(out_, idx, record + kGridOut);
+      if (s_.hasOther()) k_.addScaledArg(other_, idx, record + kGridOther);
     }
     k_.release(y);
     k_.release(idx);
@@ -100,9 +92,9 @@ void ReduceGen::place() {
   k_.alu(ScalarOp::Sub, kcA_, kcA_, kStart);
   k_.alu(ScalarOp::Min, kcA_, kcA_, kc);
   k_.release(kc);
-  addScaled(in_, kStart, keptOuter + kKeptIn);
-  addScaled(out_, kStart, keptOuter + kKeptOut);
-  if (s_.hasOther()) addScaled(other_, kStart, keptOuter + kKeptOther);
+  k_.addScaledArg(in_, kStart, keptOuter + kKeptIn);
+  k_.addScaledArg(out_, kStart, keptOuter + kKeptOut);
+  if (s_.hasOther()) k_.addScaledArg(other_, kStart, keptOuter + kKeptOther);
   k_.release(kStart);
   keptBlock_ = arg(kArgInnerKept);
   k_.alu(ScalarOp::Mul, keptBlock_, keptBlock_, kcA_);
@@ -114,7 +106,7 @@ void ReduceGen::tileRange() {
   end_ = k_.reg();
   k_.alu(ScalarOp::Mul, start_, z, tiles);
   k_.alu(ScalarOp::Div, start_, start_, parts);
-  addScaled(out_, z, kArgSplitStride);
+  k_.addScaledArg(out_, z, kArgSplitStride);
   k_.alu(ScalarOp::Add, z, z, 1);
   k_.alu(ScalarOp::Mul, end_, z, tiles);
   k_.alu(ScalarOp::Div, end_, end_, parts);
@@ -168,10 +160,10 @@ void ReduceGen::load(Reg t, int set) {
   const int redOuter = redDescArg(s_, s_.descRed - 1);
   Reg address = k_.reg(), otherAddress = k_.reg();
   k_.mov(address, in_);
-  addScaled(address, c, redOuter + kRedIn);
+  k_.addScaledArg(address, c, redOuter + kRedIn);
   if (s_.hasOther()) {
     k_.mov(otherAddress, other_);
-    addScaled(otherAddress, c, redOuter + kRedOther);
+    k_.addScaledArg(otherAddress, c, redOuter + kRedOther);
   }
   if (s_.loopRed > 0) {
     Reg idx = k_.reg();
@@ -181,8 +173,8 @@ void ReduceGen::load(Reg t, int set) {
       k_.alu(ScalarOp::Rem, idx, j, size);
       k_.alu(ScalarOp::Div, j, j, size);
       k_.release(size);
-      addScaled(address, idx, record + kLoopIn);
-      if (s_.hasOther()) addScaled(otherAddress, idx, record + kLoopOther);
+      k_.addScaledArg(address, idx, record + kLoopIn);
+      if (s_.hasOther()) k_.addScaledArg(otherAddress, idx, record + kLoopOther);
     }
     k_.release(idx);
   }

@@ -57,6 +57,14 @@ void run(const LaunchContext& ctx, const RowCall& call, const detail::RowPlan& p
          detail::rowArguments(plan, call));
 }
 
+// Layer norm's per-row mean and rstd: one per row of `in`, in one dtype.
+void checkStatistics(const char* op, const TensorView& in, const TensorView& mean,
+                     const TensorView& rstd) {
+  checkView(op, "mean", mean, statSizes(in));
+  checkView(op, "rstd", rstd, statSizes(in));
+  if (mean.dtype != rstd.dtype) fail(op, "mean and rstd have different dtypes");
+}
+
 }  // namespace
 
 void softmax(const LaunchContext& ctx, const TensorView& out, const TensorView& in, bool log) {
@@ -100,9 +108,7 @@ void layerNorm(const LaunchContext& ctx, const TensorView& out, const TensorView
   checkRows(op, in);
   checkView(op, "in", in, in.sizes);
   checkView(op, "out", out, in.sizes);
-  checkView(op, "mean", mean, statSizes(in));
-  checkView(op, "rstd", rstd, statSizes(in));
-  if (mean.dtype != rstd.dtype) fail(op, "mean and rstd have different dtypes");
+  checkStatistics(op, in, mean, rstd);
   const std::vector<int64_t> cols{in.sizes[2]};
   if (weight.data != nullptr) checkView(op, "weight", weight, cols);
   if (bias.data != nullptr) checkView(op, "bias", bias, cols);
@@ -135,9 +141,7 @@ void layerNormBackward(const LaunchContext& ctx, const TensorView& gradInput,
   checkRows(op, in);
   checkView(op, "in", in, in.sizes);
   checkView(op, "grad_out", gradOut, in.sizes);
-  checkView(op, "mean", mean, statSizes(in));
-  checkView(op, "rstd", rstd, statSizes(in));
-  if (mean.dtype != rstd.dtype) fail(op, "mean and rstd have different dtypes");
+  checkStatistics(op, in, mean, rstd);
   const std::vector<int64_t> cols{in.sizes[2]};
   if (gradInput.data != nullptr) checkView(op, "grad_input", gradInput, in.sizes);
   if (weight.data != nullptr) checkView(op, "weight", weight, cols);

@@ -39,7 +39,6 @@ class RowGen {
  private:
   Reg arg(int i) { return k_.arg(i); }
   // d += idx * (argument `strideArg`).
-  void addScaled(Reg d, Reg idx, int strideArg);
   // kcA_ and the workgroup's first row in every operand.
   void place();
   // Runs `body` for each chunk of the row (once, for whole rows) with c0_ and ncA_ set.
@@ -84,13 +83,6 @@ class RowGen {
   bool loaded_[4] = {};  // whole rows: in0, in1, col0, col1 are in the scratchpad
 };
 
-void RowGen::addScaled(Reg d, Reg idx, int strideArg) {
-  Reg t = arg(strideArg);
-  k_.alu(ScalarOp::Mul, t, idx, t);
-  k_.alu(ScalarOp::Add, d, d, t);
-  k_.release(t);
-}
-
 void RowGen::place() {
   Reg x = k_.workgroupId(0), y = k_.workgroupId(1), kc = arg(kRowKc), start = k_.reg();
   k_.alu(ScalarOp::Mul, start, x, kc);
@@ -102,15 +94,15 @@ void RowGen::place() {
   for (int i = 0; i < 3; ++i) {
     if (!used[i]) continue;
     base_[i] = arg(operands[i] + kOpAddr);
-    addScaled(base_[i], y, operands[i] + kOpG);
-    addScaled(base_[i], start, operands[i] + kOpC);
+    k_.addScaledArg(base_[i], y, operands[i] + kOpG);
+    k_.addScaledArg(base_[i], start, operands[i] + kOpC);
   }
   if (s_.readsStats() || s_.writesStats()) {
     for (int i = 0; i < 2; ++i) {
       const int stat = kRowStat0 + i * kStFields;
       statBase_[i] = arg(stat + kStAddr);
-      addScaled(statBase_[i], y, stat + kStG);
-      addScaled(statBase_[i], start, stat + kStC);
+      k_.addScaledArg(statBase_[i], y, stat + kStG);
+      k_.addScaledArg(statBase_[i], start, stat + kStC);
     }
   }
   if (s_.part0 || s_.part1) {
