@@ -291,3 +291,18 @@ def test_buffer_updates_run_eager_with_the_reason(device):
     report = torch_mimic.compile_report()[-1]
     assert report["captures"][1]["eager_reason"] is None
     assert report["recompiles"] == 1
+
+
+def test_kernel_writes_in_place_into_an_input_that_dies_there(device):
+    def fn(a, b, c):
+        return torch.tanh(a @ b) * c + 1
+
+    a, b, c = (torch.randn(8, 8).to(device) for _ in range(3))
+    compiled = torch_mimic.compile(fn)
+    for _ in range(2):
+        assert torch.equal(compiled(a, b, c).cpu(), fn(a, b, c).cpu())
+    (kernel,) = torch_mimic.compile_report()[-1]["captures"][0]["graphs"]["forward"]["kernels"]
+    assert kernel["nodes"] == ["aten.tanh.default", "aten.mul.Tensor", "aten.add.Tensor"]
+    # The mm result dies in the kernel; c, an input of the graph, is never written.
+    assert kernel["in_place_input"] == 0
+    assert kernel["program"].startswith("x0 tanh")

@@ -165,19 +165,28 @@ class FusedKernel:
         self.scalars = list(scalars)
         self.nodes = list(nodes)
         self.__name__ = f"mimic_fused_{index}"
+        # An input that dies here and owns its memory: written in place when it is a contiguous
+        # float32 tensor of the output's shape (every element is read before it is written).
+        self.reuse = None
 
     def __call__(self, *inputs):
-        out = torch.empty(self.shape, dtype=torch.float32, device=inputs[0].device)
+        shape = self.shape
+        out = None
+        if self.reuse is not None:
+            dying = inputs[self.reuse]
+            if dying.shape == shape and dying.dtype == torch.float32 and dying.is_contiguous():
+                out = dying
+        if out is None:
+            out = torch.empty(shape, dtype=torch.float32, device=inputs[0].device)
         if out.numel() == 0:
             return out
-        shape = self.shape
         expanded = [t if t.shape == shape else t.expand(shape) for t in inputs]
         torch.ops.mimic.elementwise(out, expanded, self.program, torch.float32, self.scalars, 0, 0)
         return out
 
     def describe(self):
         return {"name": self.__name__, "program": self.program, "nodes": self.nodes,
-                "shape": tuple(self.shape)}
+                "shape": tuple(self.shape), "in_place_input": self.reuse}
 
 
 class _Tree:
@@ -278,9 +287,34 @@ def lower(graph_module, fuse=True):
         replaced[node] = fused
         for member in dict.fromkeys(tree.members):
             graph.erase_node(member)
+    for node in graph.nodes:
+        if isinstance(node.target, FusedKernel):
+            node.target.reuse = _dying_input(node)
     graph.lint()
     graph_module.recompile()
     return kernels
+
+
+def _owns_memory(node):
+    """Whether ``node``'s value is a tensor no other value aliases: a fused kernel's output or
+    the result of an aten op whose schema returns a fresh tensor (no view, no in-place)."""
+    if isinstance(node.target, FusedKernel):
+        return True
+    if not isinstance(node.target, torch._ops.OpOverload):
+        return False
+    schema = node.target._schema
+    return (len(schema.returns) == 1 and schema.returns[0].alias_info is None
+            and all(a.alias_info is None for a in schema.arguments))
+
+
+def _dying_input(node):
+    """The index of an input of fused ``node`` that nothing uses after it, or None."""
+    for index, value in enumerate(node.args):
+        if (value.op == "call_function" and len(value.users) == 1 and _owns_memory(value)
+                and _tensor_meta(value) is not None
+                and _tensor_meta(value)[1] == torch.float32):
+            return index
+    return None
 
 
 # Ops whose output shapes depend on tensor data: a trace on real tensors records one run's
