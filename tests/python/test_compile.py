@@ -306,3 +306,11 @@ def test_kernel_writes_in_place_into_an_input_that_dies_there(device):
     # The mm result dies in the kernel; c, an input of the graph, is never written.
     assert kernel["in_place_input"] == 0
     assert kernel["program"].startswith("x0 tanh")
+
+
+def test_environment_variable_prints_programs(device, monkeypatch, capsys):
+    monkeypatch.setenv("MIMIC_COMPILE_DEBUG", "1")
+    torch_mimic.compile(lambda a: torch.tanh(a) * 3)(torch.randn(4).to(device))
+    printed = capsys.readouterr().out
+    assert "mimic_fused_0 [4]: aten.tanh.default aten.mul.Tensor" in printed
+    assert "x0 tanh s0 mul" in printed

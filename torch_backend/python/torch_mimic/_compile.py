@@ -12,10 +12,10 @@ replayed for other data, and a forward that updates module buffers (BatchNorm in
 not replayed faithfully by 1.13's AOT autograd: such guard keys run eager, with the reason in the
 report, after the buffers and the RNG are put back as they were before tracing.
 """
+import importlib.util
+import os
 import time
 import warnings
-
-import importlib.util
 
 import torch
 
@@ -139,7 +139,7 @@ class _Compiled:
                 kernels = _compile_lower.lower(graph_module, fuse=self._mode != "no-fusion")
                 graph.add(kind, nodes, kernels, _compile_lower.eager_nodes(graph_module),
                           time.perf_counter() - built)
-                if self._mode == "debug":
+                if self._mode == "debug" or os.environ.get("MIMIC_COMPILE_DEBUG") == "1":
                     print(graph.describe(kind))
                 return _compile_lower.boxed(graph_module)
             return compile_graph
@@ -170,7 +170,8 @@ def compile(model_or_fn, *, mode="default", dynamic=False):
     """A callable that runs and trains like ``model_or_fn`` through fused mimic kernels.
 
     mode: "default" fuses pointwise trees; "no-fusion" runs every captured node as its eager op;
-    "debug" also prints each kernel's program beside its FX nodes. ``dynamic=True`` (symbolic
+    "debug" (or MIMIC_COMPILE_DEBUG=1 in the environment) also prints each kernel's program
+    beside its FX nodes. ``dynamic=True`` (symbolic
     shapes) is not built yet: every new shape is a new guard key and a recompile."""
     if mode not in _MODES:
         raise ValueError(f"torch_mimic.compile: mode must be one of {_MODES}, not {mode!r}")
