@@ -1,7 +1,7 @@
 #include "torch_backend/ops/elementwise.h"
 
 #include <algorithm>
-#include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -25,7 +25,7 @@ const CompiledProgram& compiledProgram(const std::string& key, const std::string
                                        isa::DType compute, const std::vector<isa::DType>& inputs,
                                        isa::DType out, size_t numScalars) {
   static std::mutex m;
-  static std::map<std::string, std::unique_ptr<CompiledProgram>> programs;
+  static std::unordered_map<std::string, std::unique_ptr<CompiledProgram>> programs;
   std::lock_guard<std::mutex> lock(m);
   auto found = programs.find(key);
   if (found != programs.end()) return *found->second;

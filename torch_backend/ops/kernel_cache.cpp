@@ -4,6 +4,8 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <unordered_map>
+#include <vector>
 #include <utility>
 
 #include "mimic/mimic.hpp"
@@ -28,29 +30,33 @@ size_t capacityFromEnvironment() {
   return size_t(value);
 }
 
-// Least recently used first.
+// Least recently used first. One map per device, so that a lookup takes the caller's key
+// string as it is (no pair to build, no copy per launch).
 class KernelCache {
  public:
   KernelRef find(int device, const std::string& key) {
-    auto found = entries_.find({device, key});
-    if (found == entries_.end()) return nullptr;
+    auto& entries = entriesOf(device);
+    auto found = entries.find(key);
+    if (found == entries.end()) return nullptr;
     ++stats_.hits;
     order_.splice(order_.end(), order_, found->second.position);
     return found->second.kernel;
   }
   void insert(int device, const std::string& key, KernelRef kernel) {
     ++stats_.misses;
-    while (!order_.empty() && entries_.size() >= capacity_) {
-      entries_.erase(order_.front());
+    while (!order_.empty() && size_ >= capacity_) {
+      entriesOf(order_.front().first).erase(order_.front().second);
       order_.pop_front();
+      --size_;
       ++stats_.evictions;
     }
     order_.push_back({device, key});
-    entries_[{device, key}] = {std::move(kernel), std::prev(order_.end())};
+    entriesOf(device)[key] = {std::move(kernel), std::prev(order_.end())};
+    ++size_;
   }
   KernelCacheStats stats() const {
     KernelCacheStats s = stats_;
-    s.entries = int64_t(entries_.size());
+    s.entries = int64_t(size_);
     s.capacity = int64_t(capacity_);
     return s;
   }
@@ -61,9 +67,14 @@ class KernelCache {
     KernelRef kernel;
     std::list<Key>::iterator position;
   };
+  std::unordered_map<std::string, Entry>& entriesOf(int device) {
+    if (size_t(device) >= entries_.size()) entries_.resize(size_t(device) + 1);
+    return entries_[size_t(device)];
+  }
   size_t capacity_ = capacityFromEnvironment();
+  size_t size_ = 0;
   std::list<Key> order_;
-  std::map<Key, Entry> entries_;
+  std::vector<std::unordered_map<std::string, Entry>> entries_;  // by device
   KernelCacheStats stats_;
 };
 
@@ -82,6 +93,11 @@ KernelCache& cache() {
 
 LoadedKernel::~LoadedKernel() {
   mimicModuleUnload(module_);  // queued kernels still run; a failure leaves nothing to undo
+}
+
+KernelRef findCachedKernel(int device, const std::string& key) {
+  std::lock_guard<std::mutex> lock(cacheMutex());
+  return cache().find(device, key);
 }
 
 KernelRef cachedKernel(int device, const std::string& key,

@@ -34,10 +34,19 @@ class LoadedKernel {
 };
 using KernelRef = std::shared_ptr<const LoadedKernel>;
 
+// The cached kernel for `key` on `device` (counted as a hit), or null (not counted).
+KernelRef findCachedKernel(int device, const std::string& key);
 // The kernel for `key` on `device`, built by `build` the first time (or after its eviction).
 // Thread-safe. Throws mimic::Error when the module cannot be loaded.
 KernelRef cachedKernel(int device, const std::string& key,
                        const std::function<isa::Function()>& build);
+// The same for any callable, without wrapping it in a std::function when the kernel is cached
+// (every launch of an op asks; the wrapper would allocate for a lambda's captures).
+template <typename Build>
+KernelRef cachedKernel(int device, const std::string& key, const Build& build) {
+  if (KernelRef found = findCachedKernel(device, key)) return found;
+  return cachedKernel(device, key, std::function<isa::Function()>(build));
+}
 
 struct KernelCacheStats {
   int64_t hits = 0;
