@@ -8,8 +8,8 @@
 // into ops that are registered here.
 #include <torch/library.h>
 
-#include <unordered_map>
 #include <sstream>
+#include <unordered_map>
 
 #include "torch_backend/aten/foreach_kernel.h"
 #include "torch_backend/aten/op_table.h"

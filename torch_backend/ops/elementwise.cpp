@@ -1,10 +1,10 @@
 #include "torch_backend/ops/elementwise.h"
 
 #include <algorithm>
-#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "torch_backend/ops/elementwise_emit.h"
 #include "torch_backend/ops/elementwise_kernel.h"
