@@ -5,8 +5,8 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "mimic/mimic.hpp"
 #include "sim/isa/module_image.h"
