@@ -36,8 +36,7 @@ inline void checkSameDevice(const at::Tensor& t, const at::Tensor& reference, co
 // Whether the device computes in the tensor's dtype; others (float64, int8, int16, complex) are
 // stored only, and their ops take the counted CPU fallback.
 inline bool computable(const at::Tensor& t) {
-  isa::DType ignored;
-  return isaDTypeOf(t.scalar_type(), &ignored);
+  return deviceComputes(t.scalar_type());
 }
 
 // Resizes an out= tensor to `sizes` as PyTorch's out= variants do, once its dtype is known to

@@ -53,11 +53,6 @@ bool computeTypeOf(at::ScalarType type, isa::DType* out) {
   return isaDTypeOf(type, out);
 }
 
-bool computable(at::ScalarType type) {
-  isa::DType ignored;
-  return isaDTypeOf(type, &ignored);
-}
-
 // Broadcasts `view` to `shape`: leading and size-1 dims that grow get stride 0.
 void expandTo(ops::TensorView& view, at::IntArrayRef shape) {
   const size_t rank = shape.size(), lead = rank - view.sizes.size();
@@ -235,8 +230,8 @@ bool PointwiseKernel::prepare(const c10::IValue* args, PointwiseLaunch* launch) 
     computeScalarType = c10::isFloatingType(promoted) ? promoted : at::kFloat;
   }
   isa::DType compute;
-  bool native = computeTypeOf(computeScalarType, &compute) && computable(result);
-  for (const at::Tensor* t : tensors) native = native && computable(t->scalar_type());
+  bool native = computeTypeOf(computeScalarType, &compute) && deviceComputes(result);
+  for (const at::Tensor* t : tensors) native = native && deviceComputes(t->scalar_type());
   if (!native) return false;
 
   at::DimVector shape;
@@ -258,7 +253,7 @@ bool PointwiseKernel::prepare(const c10::IValue* args, PointwiseLaunch* launch) 
                 " for the output of ", name_);
     TORCH_CHECK(c10::canCast(result, target.scalar_type()), "result type ", result,
                 " can't be cast to the desired output type ", target.scalar_type());
-    if (!computable(target.scalar_type())) return false;
+    if (!deviceComputes(target.scalar_type())) return false;
     if (output_ == Output::InPlace) {
       TORCH_CHECK(target.sizes() == at::IntArrayRef(shape), "output with shape ",
                   shapeText(target.sizes()), " doesn't match the broadcast shape ",

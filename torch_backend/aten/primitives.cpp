@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include "torch_backend/aten/device_call.h"
+#include "torch_backend/aten/kernel_op_checks.h"
 #include "torch_backend/ops/elementwise.h"
 #include "torch_backend/ops/gemm.h"
 #include "torch_backend/ops/index.h"
@@ -17,20 +18,16 @@
 namespace mimic::torch_backend {
 namespace {
 
+using aten::checkSameDevice;
 using aten::onDevice;
 using aten::reduceKindOf;
 using aten::reduceOnDevice;
-
-void checkOnDevice(const at::Tensor& t, const at::Tensor& reference, const char* op) {
-  TORCH_CHECK(t.device() == reference.device(), "mimic: ", op, " needs every tensor on ",
-              reference.device(), ", got one on ", t.device());
-}
 
 std::vector<ops::TensorView> viewsOf(const at::TensorList& tensors, const at::Tensor& out,
                                      const char* op) {
   std::vector<ops::TensorView> views;
   for (const at::Tensor& t : tensors) {
-    checkOnDevice(t, out, op);
+    checkSameDevice(t, out, op);
     views.push_back(viewOf(t));
   }
   return views;
@@ -65,12 +62,12 @@ ops::ReduceMap reduceMapOf(c10::string_view map) {
 void reduce(const at::Tensor& out, const at::Tensor& input, at::IntArrayRef dims,
             c10::string_view kind, c10::string_view map, const c10::optional<at::Tensor>& other,
             double divisor, bool sqrt) {
-  checkOnDevice(input, out, "reduce");
+  checkSameDevice(input, out, "reduce");
   const ops::ReduceKind reduceKind = reduceKindOf(std::string_view(kind.data(), kind.size()));
   ops::ReduceFusion fusion;
   fusion.map = reduceMapOf(map);
   if (other.has_value()) {
-    checkOnDevice(*other, out, "reduce");
+    checkSameDevice(*other, out, "reduce");
     fusion.other = viewOf(*other);
   }
   fusion.divisor = divisor;
@@ -81,11 +78,11 @@ void reduce(const at::Tensor& out, const at::Tensor& input, at::IntArrayRef dims
 
 void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, double alpha, double beta,
           const c10::optional<at::Tensor>& bias) {
-  checkOnDevice(a, c, "gemm");
-  checkOnDevice(b, c, "gemm");
+  checkSameDevice(a, c, "gemm");
+  checkSameDevice(b, c, "gemm");
   ops::TensorView biasView;
   if (bias.has_value()) {
-    checkOnDevice(*bias, c, "gemm");
+    checkSameDevice(*bias, c, "gemm");
     biasView = viewOf(*bias);
   }
   onDevice("gemm", [&] {
@@ -98,19 +95,19 @@ void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, double 
 ops::TensorView optionalView(const c10::optional<at::Tensor>& t, const at::Tensor& reference,
                              const char* op) {
   if (!t.has_value()) return {};
-  checkOnDevice(*t, reference, op);
+  checkSameDevice(*t, reference, op);
   return viewOf(*t);
 }
 
 void softmax(const at::Tensor& out, const at::Tensor& input, bool log) {
-  checkOnDevice(input, out, "softmax");
+  checkSameDevice(input, out, "softmax");
   onDevice("softmax", [&] { ops::softmax(launchContextOf(out), viewOf(out), viewOf(input), log); });
 }
 
 void softmaxBackward(const at::Tensor& gradInput, const at::Tensor& gradOutput,
                      const at::Tensor& output, bool log) {
-  checkOnDevice(gradOutput, gradInput, "softmax_backward");
-  checkOnDevice(output, gradInput, "softmax_backward");
+  checkSameDevice(gradOutput, gradInput, "softmax_backward");
+  checkSameDevice(output, gradInput, "softmax_backward");
   onDevice("softmax_backward", [&] {
     ops::softmaxBackward(launchContextOf(gradInput), viewOf(gradInput), viewOf(gradOutput),
                          viewOf(output), log);
@@ -120,7 +117,7 @@ void softmaxBackward(const at::Tensor& gradInput, const at::Tensor& gradOutput,
 void layerNorm(const at::Tensor& out, const at::Tensor& mean, const at::Tensor& rstd,
                const at::Tensor& input, const c10::optional<at::Tensor>& weight,
                const c10::optional<at::Tensor>& bias, double eps) {
-  for (const at::Tensor* t : {&mean, &rstd, &input}) checkOnDevice(*t, out, "layer_norm");
+  for (const at::Tensor* t : {&mean, &rstd, &input}) checkSameDevice(*t, out, "layer_norm");
   onDevice("layer_norm", [&] {
     ops::layerNorm(launchContextOf(out), viewOf(out), viewOf(mean), viewOf(rstd), viewOf(input),
                    optionalView(weight, out, "layer_norm"), optionalView(bias, out, "layer_norm"),
@@ -136,7 +133,7 @@ void layerNormBackward(const c10::optional<at::Tensor>& gradInput,
                        const at::Tensor& input, const at::Tensor& mean, const at::Tensor& rstd,
                        const c10::optional<at::Tensor>& weight) {
   const char* op = "layer_norm_backward";
-  for (const at::Tensor* t : {&gradOut, &mean, &rstd}) checkOnDevice(*t, input, op);
+  for (const at::Tensor* t : {&gradOut, &mean, &rstd}) checkSameDevice(*t, input, op);
   std::vector<at::Tensor> workspaces;
   const ops::Workspace allocate = [&](size_t bytes) {
     workspaces.push_back(emptyOnDevice({static_cast<int64_t>(bytes)}, at::kByte, input.device()));
@@ -152,8 +149,8 @@ void layerNormBackward(const c10::optional<at::Tensor>& gradInput,
 
 void indexSelect(const at::Tensor& out, const at::Tensor& input, int64_t dim,
                  const at::Tensor& index) {
-  checkOnDevice(input, out, "index_select");
-  checkOnDevice(index, out, "index_select");
+  checkSameDevice(input, out, "index_select");
+  checkSameDevice(index, out, "index_select");
   onDevice("index_select", [&] {
     ops::indexSelect(launchContextOf(out), viewOf(out), viewOf(input), static_cast<int>(dim),
                      viewOf(index));
@@ -161,8 +158,8 @@ void indexSelect(const at::Tensor& out, const at::Tensor& input, int64_t dim,
 }
 
 void gather(const at::Tensor& out, const at::Tensor& input, int64_t dim, const at::Tensor& index) {
-  checkOnDevice(input, out, "gather");
-  checkOnDevice(index, out, "gather");
+  checkSameDevice(input, out, "gather");
+  checkSameDevice(index, out, "gather");
   onDevice("gather", [&] {
     ops::gather(launchContextOf(out), viewOf(out), viewOf(input), static_cast<int>(dim),
                 viewOf(index));
@@ -171,8 +168,8 @@ void gather(const at::Tensor& out, const at::Tensor& input, int64_t dim, const a
 
 void scatter(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
              bool accumulate) {
-  checkOnDevice(index, self, "scatter");
-  checkOnDevice(src, self, "scatter");
+  checkSameDevice(index, self, "scatter");
+  checkSameDevice(src, self, "scatter");
   onDevice("scatter", [&] {
     ops::scatter(launchContextOf(self), viewOf(self), static_cast<int>(dim), viewOf(index),
                  viewOf(src), accumulate);
@@ -181,8 +178,8 @@ void scatter(const at::Tensor& self, int64_t dim, const at::Tensor& index, const
 
 void indexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index,
               const at::Tensor& source, double alpha) {
-  checkOnDevice(index, self, "index_add");
-  checkOnDevice(source, self, "index_add");
+  checkSameDevice(index, self, "index_add");
+  checkSameDevice(source, self, "index_add");
   onDevice("index_add", [&] {
     ops::indexAdd(launchContextOf(self), viewOf(self), static_cast<int>(dim), viewOf(index),
                   viewOf(source), alpha);
@@ -191,7 +188,7 @@ void indexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index,
 
 void indexPut(const at::Tensor& self, at::TensorList indices, const at::Tensor& values,
               bool accumulate) {
-  checkOnDevice(values, self, "index_put");
+  checkSameDevice(values, self, "index_put");
   onDevice("index_put", [&] {
     ops::indexPut(launchContextOf(self), viewOf(self), viewsOf(indices, self, "index_put"),
                   viewOf(values), accumulate);

@@ -44,11 +44,6 @@ std::vector<int> reducedDims(const at::Tensor& self, const c10::IValue* dim) {
   return dims;
 }
 
-bool computable(at::ScalarType type) {
-  isa::DType ignored;
-  return isaDTypeOf(type, &ignored);
-}
-
 at::ScalarType resultTypeOf(const ReductionOp& op, const at::Tensor& self,
                             c10::optional<at::ScalarType> dtype) {
   const at::ScalarType input = self.scalar_type();
@@ -135,8 +130,8 @@ void ReductionKernel::operator()(const c10::OperatorHandle& handle, c10::Dispatc
           : c10::nullopt;
 
   const at::ScalarType result = resultTypeOf(op_, self, dtype);
-  bool native = computable(self.scalar_type()) && computable(result);
-  for (int out : outs_) native = native && computable(args[out].toTensor().scalar_type());
+  bool native = deviceComputes(self.scalar_type()) && deviceComputes(result);
+  for (int out : outs_) native = native && deviceComputes(args[out].toTensor().scalar_type());
   if (!native) return cpuFallback(handle, stack);
 
   // argmax(dim=None) indexes the flattened input.

@@ -30,6 +30,11 @@ bool isaDTypeOf(at::ScalarType type, isa::DType* out) {
   }
 }
 
+bool deviceComputes(at::ScalarType type) {
+  isa::DType ignored;
+  return isaDTypeOf(type, &ignored);
+}
+
 namespace {
 
 ops::TensorView baseView(const at::Tensor& tensor, isa::DType dtype) {

@@ -12,6 +12,8 @@ namespace mimic::torch_backend {
 // The ISA element type of a torch dtype; false for dtypes the device cannot compute in
 // (float64, int8, int16, complex, ...), which are stored but not computed.
 bool isaDTypeOf(at::ScalarType type, isa::DType* out);
+// Whether the device computes in `type` (isaDTypeOf has an ISA type for it).
+bool deviceComputes(at::ScalarType type);
 // A view of a mimic tensor for the op kernels. Throws c10::Error for a dtype without ISA type.
 ops::TensorView viewOf(const at::Tensor& tensor);
 // A view that moves the tensor's bytes unchanged, whatever its dtype: elements become words
