@@ -294,13 +294,16 @@ uint8_t* Workgroup::hbm(int64_t address, int64_t low, int64_t high, int elementB
   if (high <= low) return nullptr;
   const uint64_t first = static_cast<uint64_t>(checkedAdd(address, low));
   const uint64_t last = static_cast<uint64_t>(checkedAdd(address, high));
+  // A range that wraps past zero (a negative address) is inside nothing; the test below would
+  // otherwise take it for a part of the empty entries the allocation cache starts with.
+  const bool wraps = last <= first;
   for (const sim::Allocation& known : allocations_) {
-    if (first >= known.base && last <= known.base + known.size) {
+    if (!wraps && first >= known.base && last <= known.base + known.size) {
       return memory_.hostView(static_cast<uint64_t>(address));
     }
   }
   sim::Allocation a{};
-  if (!memory_.find(first, &a) || last > a.base + a.size) {
+  if (wraps || !memory_.find(first, &a) || last > a.base + a.size) {
     char text[160];
     std::snprintf(text, sizeof text,
                   "%s HBM range [0x%llx, 0x%llx) is not inside one live allocation: ", role,

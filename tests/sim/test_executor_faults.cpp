@@ -131,6 +131,15 @@ TEST_F(FaultTest, NegativeHbmStrideBelowTheAllocationIsIllegal) {
               {"DMA source " + hbmRange(a - 4, a + 8)});
 }
 
+// An address just below zero makes a range that wraps to end at address 0; it is inside
+// nothing, not even the empty entries the workgroup's allocation cache starts with.
+TEST_F(FaultTest, StoreToANegativeAddressIsIllegal) {
+  alloc(64);
+  runFaulty("li s1, -4\nli s2, 0\n" + dma("store", 1));
+  expectFault(FaultKind::IllegalAddress, indexOf(Opcode::DmaStore),
+              {"DMA destination " + hbmRange(uint64_t(-4), 0)});
+}
+
 TEST_F(FaultTest, FreedAllocationIsIllegal) {
   const uint64_t a = alloc(1024);
   ASSERT_EQ(memory_.release(a), sim::DeviceMemory::FreeResult::Freed);
