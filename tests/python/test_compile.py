@@ -312,5 +312,5 @@ def test_environment_variable_prints_programs(device, monkeypatch, capsys):
     monkeypatch.setenv("MIMIC_COMPILE_DEBUG", "1")
     torch_mimic.compile(lambda a: torch.tanh(a) * 3)(torch.randn(4).to(device))
     printed = capsys.readouterr().out
-    assert "mimic_fused_0 [4]: aten.tanh.default aten.mul.Tensor" in printed
+    assert "mimic_pointwise_0 [4]: aten.tanh.default aten.mul.Tensor" in printed
     assert "x0 tanh s0 mul" in printed

@@ -33,8 +33,10 @@ class GraphRecord:
                  f"{len(graph['kernels'])} fused kernels, "
                  f"{sum(graph['eager_nodes'].values())} eager nodes"]
         for kernel in graph["kernels"]:
-            lines.append(f"{kernel['name']} {list(kernel['shape'])}: {' '.join(kernel['nodes'])}")
-            lines.append(f"    {kernel['program']}")
+            shape = f" {list(kernel['shape'])}" if "shape" in kernel else ""
+            lines.append(f"{kernel['name']}{shape}: {' '.join(kernel['nodes'])}")
+            if "program" in kernel:
+                lines.append(f"    {kernel['program']}")
         for op, count in sorted(graph["eager_nodes"].items()):
             lines.append(f"eager {op} x{count}")
         return "\n".join(lines)
