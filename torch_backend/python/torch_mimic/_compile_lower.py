@@ -1,14 +1,31 @@
-"""Lowering of an AOT-autograd FX graph to mimic kernels. Passes run in the order of ``PASSES``;
-each rewrites the nodes it can fuse into calls of a Kernel (_compile_graph) and leaves the rest,
-which run their eager aten ops. A new fusion is a new pass module added to ``PASSES``.
+"""Lowering of an AOT-autograd FX graph to mimic kernels. Each module of this package named
+``_lower_<name>`` is a pass: its ``run(graph)`` rewrites the nodes it can fuse into calls of a
+Kernel (_compile_graph) and returns the kernels made; passes run in the order of their
+``ORDER`` (lowest first), so a later pass may absorb an earlier one's kernels. Nodes no pass
+takes run their eager aten ops. A new fusion is a new pass module, with no edit here.
 """
+import importlib
+import pkgutil
+
 import torch
 
-from . import _lower_pointwise
 from ._compile_graph import Kernel, owns_memory, tensor_meta
 
-# (name, run(graph) -> kernels made), in the order they run.
-PASSES = (("pointwise", _lower_pointwise.run),)
+_passes = None
+
+
+def passes():
+    """The passes as (ORDER, name, run), in the order they run."""
+    global _passes
+    if _passes is None:
+        package = importlib.import_module(__package__)
+        found = []
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.name.startswith("_lower_"):
+                module = importlib.import_module(f"{__package__}.{info.name}")
+                found.append((module.ORDER, info.name[len("_lower_"):], module.run))
+        _passes = tuple(sorted(found, key=lambda p: (p[0], p[1])))
+    return _passes
 
 
 def lower(graph_module, fuse=True):
@@ -17,7 +34,7 @@ def lower(graph_module, fuse=True):
     graph = graph_module.graph
     kernels = []
     if fuse:
-        for _, run in PASSES:
+        for _, _, run in passes():
             kernels += run(graph)
     order = [n.target for n in graph.nodes if isinstance(n.target, Kernel)]
     for index, kernel in enumerate(order):

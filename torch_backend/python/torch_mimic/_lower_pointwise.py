@@ -11,6 +11,8 @@ import torch
 from . import _op_table
 from ._compile_graph import Kernel, bound_arguments, replace, tensor_meta
 
+ORDER = 10  # first: later passes absorb its kernels (epilogues, prologues)
+
 _MAX_INPUTS = 8   # kMaxElementwiseInputs (torch_backend/ops/elementwise_program.h)
 _MAX_SCALARS = 8  # kMaxElementwiseScalars
 _SCALAR_TYPES = (int, float, bool)
