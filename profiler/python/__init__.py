@@ -25,7 +25,7 @@ from .. import _device
 # The host-op correlation: torch.ops.mimic.profiler_* (profiler/src/host_ops.cpp).
 torch.ops.load_library(os.path.join(os.path.dirname(__file__), "libmimic_profiler.so"))
 
-from . import _chrome, _driver, _files, _table, _timeline, _torch_bridge  # noqa: E402
+from . import _chrome, _driver, _files, _fused_names, _table, _timeline, _torch_bridge  # noqa: E402
 
 # Under MIMIC_SANITIZE, the driver's reports name the aten op behind each command.
 if os.environ.get("MIMIC_SANITIZE"):
@@ -82,10 +82,12 @@ class profile:
         torch.ops.mimic.profiler_take_host_ops()
         _driver.start(self.capacity)
         torch.ops.mimic.profiler_enable(True)
+        _fused_names.start()
         self._recording = True
 
     def _stop(self, keep=True):
         torch.ops.mimic.profiler_enable(False)
+        labels = _fused_names.stop()
         _device.synchronize()
         dropped = _driver.dropped()
         _driver.stop()
@@ -94,6 +96,7 @@ class profile:
         self._recording = False
         if not keep:
             return
+        _fused_names.rename(activities, host_ops, labels)
         self.trace = {"format": "mimic-trace", "version": 1,
                       "preset": _device.get_device_properties(0).preset,
                       "devices": [_device_info(d) for d in range(_device.device_count())],

@@ -59,7 +59,7 @@ def _metadata_events(trace):
 
 def _activity_args(act):
     args = {"kind": act["kind"], "correlation": act.get("correlation", 0)}
-    for key in ("bytes", "copy_kind", "pinned", "grid", "counters"):
+    for key in ("bytes", "copy_kind", "pinned", "grid", "counters", "op_kernel"):
         if act.get(key) is not None:
             args[key] = act[key]
     return args
