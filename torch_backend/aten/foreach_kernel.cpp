@@ -1,9 +1,12 @@
 #include "torch_backend/aten/foreach_kernel.h"
 
 #include <ATen/core/Tensor.h>
+#include <torch/library.h>
 
 #include "torch_backend/aten/device_call.h"
+#include "torch_backend/aten/kernel_op_checks.h"
 #include "torch_backend/ops/elementwise.h"
+#include "torch_backend/src/device_runtime.h"
 #include "torch_backend/src/tensor_bridge.h"
 
 namespace mimic::torch_backend::aten {
@@ -217,6 +220,49 @@ bool ForeachKernel::launchAsLists(const std::vector<torch::jit::Stack>& calls,
     results->push_back(std::move(launch.target));
   }
   return true;
+}
+
+namespace {
+
+// torch.ops.mimic.elementwise_list: one program over a list of tensors, as the batched _foreach_
+// kernels launch it, for the compiled optimiser step (torch_mimic/_compile_optimizer.py). Inputs
+// are flat: out j reads inputs[j * inputs_per_out + i] as x<i>.
+void elementwiseList(at::TensorList outs, at::TensorList inputs, int64_t inputsPerOut,
+                     c10::string_view program, at::ScalarType compute,
+                     at::ArrayRef<c10::Scalar> scalars) {
+  TORCH_CHECK(!outs.empty(), "mimic: elementwise_list needs at least one output");
+  TORCH_CHECK(inputsPerOut >= 0 && inputs.size() == outs.size() * size_t(inputsPerOut),
+              "mimic: elementwise_list has ", inputs.size(), " inputs for ", outs.size(),
+              " outputs of ", inputsPerOut, " inputs each");
+  isa::DType computeType;
+  TORCH_CHECK_NOT_IMPLEMENTED(isaDTypeOf(compute, &computeType),
+                              "mimic: elementwise_list cannot compute in ", compute);
+  std::vector<ops::TensorView> outViews;
+  std::vector<std::vector<ops::TensorView>> inputViews(outs.size());
+  for (size_t j = 0; j < outs.size(); ++j) {
+    checkSameDevice(outs[j], outs[0], "elementwise_list");
+    outViews.push_back(viewOf(outs[j]));
+    for (int64_t i = 0; i < inputsPerOut; ++i) {
+      const at::Tensor& input = inputs[j * inputsPerOut + i];
+      checkSameDevice(input, outs[0], "elementwise_list");
+      inputViews[j].push_back(viewOf(input));
+    }
+  }
+  std::vector<ops::ScalarArg> values;
+  for (const c10::Scalar& s : scalars) values.push_back(scalarArgOf(s));
+  onDevice("elementwise_list", [&] {
+    ops::elementwiseList(launchContextOf(outs[0]), outViews, inputViews, std::string(program),
+                         computeType, values);
+  });
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(mimic, m) {
+  m.def(
+      "elementwise_list(Tensor(a!)[] outs, Tensor[] inputs, int inputs_per_out, str program, "
+      "ScalarType compute, Scalar[] scalars) -> ()",
+      elementwiseList);
 }
 
 }  // namespace mimic::torch_backend::aten

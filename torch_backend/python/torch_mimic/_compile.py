@@ -167,7 +167,9 @@ class _Compiled:
 
 
 def compile(model_or_fn, *, mode="default", dynamic=False):
-    """A callable that runs and trains like ``model_or_fn`` through fused mimic kernels.
+    """A callable that runs and trains like ``model_or_fn`` through fused mimic kernels; for a
+    torch.optim.Optimizer, the same optimizer with a fused multi-tensor step
+    (_compile_optimizer).
 
     mode: "default" fuses pointwise trees; "no-fusion" runs every captured node as its eager op;
     "debug" (or MIMIC_COMPILE_DEBUG=1 in the environment) also prints each kernel's program
@@ -175,6 +177,10 @@ def compile(model_or_fn, *, mode="default", dynamic=False):
     shapes) is not built yet: every new shape is a new guard key and a recompile."""
     if mode not in _MODES:
         raise ValueError(f"torch_mimic.compile: mode must be one of {_MODES}, not {mode!r}")
+    if isinstance(model_or_fn, torch.optim.Optimizer):
+        from ._compile_optimizer import compile_optimizer
+
+        return compile_optimizer(model_or_fn, mode)
     if dynamic:
         raise NotImplementedError("torch_mimic.compile: dynamic=True is not supported yet; "
                                   "each new shape recompiles (dynamic=False)")

@@ -76,6 +76,19 @@ _RULED_ELSEWHERE = frozenset({"fill", "bitwise_not", "elu_backward", "log_sigmoi
                               "round"})
 
 
+def table_entry(name, values):
+    """The pointwise table entry a call of aten op ``name`` with schema argument ``values`` (a
+    dict) selects, or None when no entry computes it exactly."""
+    if name in _RULED_ELSEWHERE:
+        return None
+    ruled, choose = _RULES.get(name, ((), _single))
+    variant = choose([values.get(argument) for argument in ruled])
+    if variant is None:
+        return None
+    entry = _op_table.op_table().get((name, variant))
+    return entry if entry is not None and entry.kind == "pointwise" else None
+
+
 class _Call:
     """One pointwise node mapped onto its table entry: its operands in the entry's order, each a
     tensor node or a Python number."""
@@ -97,20 +110,14 @@ def pointwise_call(node):
            for a in schema.arguments):
         return None
     name = schema.name[len("aten::"):]
-    if name in _RULED_ELSEWHERE:
-        return None
     values = bound_arguments(node)
     if values is None:
         return None
-    ruled, choose = _RULES.get(name, ((), _single))
-    variant = choose([values.get(argument) for argument in ruled])
-    if variant is None:
-        return None
-    entry = _op_table.op_table().get((name, variant))
-    if entry is None or entry.kind != "pointwise":
+    entry = table_entry(name, values)
+    if entry is None:
         return None
     # Every argument must mean something to the entry or the rule, as the C++ kernel requires.
-    known = set(entry.operands) | set(ruled)
+    known = set(entry.operands) | set(_RULES.get(name, ((),))[0])
     if any(argument not in known for argument in values):
         return None
     operands = [values[name] for name in entry.operands]
