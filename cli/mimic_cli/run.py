@@ -4,7 +4,7 @@ sanitizer's findings."""
 import os
 import tempfile
 
-from . import presets_api
+from . import compile_summary, presets_api
 from .common import (add_device_options, base_overrides, child_env, parse_sanitize, positive_int,
                      require_output_dir, require_script, run_script)
 from .report import format_run_report
@@ -12,7 +12,15 @@ from .report import format_run_report
 
 TAKES_SCRIPT_ARGS = True
 USAGE = ("mimic run SCRIPT.py [--preset P] [--devices N] [--trace FILE] [--sanitize TOOLS] "
-         "[--top N] [-- ARGS...]")
+         "[--top N] [--compile [--compile-mode MODE]] [-- ARGS...]")
+COMPILE_HELP = (
+    "torch_mimic.compile in the report: every torch_mimic.compile call of the script runs in "
+    "--compile-mode, whatever mode it asks for, and the report adds, per compiled model or "
+    "function, its captures, recompiles and fused kernels, and the share of kernel time the "
+    "fused kernels took (in the kernel table they are named by the ops they contain, e.g. "
+    "'mimic_pointwise_3 [aten.add+aten.relu]'); compile_report() is saved beside the trace as "
+    "TRACE.compile.json. --compile compiles nothing by itself: a script that never calls "
+    "torch_mimic.compile runs eager, and the report says so")
 
 
 def add_parser(subparsers):
@@ -33,6 +41,13 @@ def add_parser(subparsers):
                         help="memcheck,racecheck,initcheck,leakcheck or all: check the run")
     parser.add_argument("--top", type=positive_int, default=10, metavar="N",
                         help="kernels in the table (default 10)")
+    parser.add_argument("--compile", action="store_true", help=COMPILE_HELP)
+    parser.add_argument("--compile-mode", choices=compile_summary.MODES, metavar="MODE",
+                        help="with --compile (implies it): default (fuse), no-fusion (capture, "
+                             "then run every node as its eager op), debug (also print each "
+                             "kernel's program) or eager (torch_mimic.compile returns its "
+                             "argument unchanged: the baseline to compare with); default: "
+                             "default")
     return parser
 
 
@@ -48,6 +63,10 @@ def run(args):
     with tempfile.TemporaryDirectory(prefix="mimic-run-") as scratch:
         report_path = os.path.join(scratch, "sanitizer.json") if sanitize else None
         env = child_env(args.preset, args.devices, sanitize=sanitize, sanitize_report=report_path)
+        compile_mode = args.compile_mode or ("default" if args.compile else None)
+        env.pop(compile_summary.ENV, None)
+        if compile_mode:
+            env[compile_summary.ENV] = compile_mode
         print(f"mimic: running {args.script} on preset {args.preset}"
               + (f", {args.devices} devices" if args.devices else "") + " ...", flush=True)
         code, seconds, result = run_script(args.script, args.script_args, env,
@@ -58,6 +77,9 @@ def run(args):
             print(f"mimic: {args.script} stopped before the report could be made (exit {code})")
             return code or 1
         print(format_run_report(result, report_path))
+        if "compile" in result:
+            print("\n" + compile_summary.format_compile(result["compile"],
+                                                        result["compile"]["report"]))
     if code:
         print(f"\nmimic: {args.script} exited with code {code}")
     return code

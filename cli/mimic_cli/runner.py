@@ -4,13 +4,20 @@ and writes what the parent reports as JSON (report.format_run_report reads it).
 
     python3 -m mimic_cli.runner --result R.json [--trace T.json --timeline T.html --top N]
                                 SCRIPT [ARGS]
+
+With MIMIC_RUN_COMPILE=MODE in the environment (`mimic run --compile`), every
+torch_mimic.compile call of the script runs in MODE ("eager": returns its argument unchanged),
+and the result has the compile summary; the full compile report goes beside the trace.
 """
 import argparse
+import functools
 import json
 import os
 import runpy
 import sys
 import traceback
+
+from mimic_cli import compile_summary
 
 
 def _run_script(script, script_args):
@@ -31,6 +38,35 @@ def _run_script(script, script_args):
     return 0
 
 
+def _force_compile_mode(torch_mimic, forced):
+    """Makes the script's torch_mimic.compile calls run in mode ``forced``, whatever mode they
+    ask for; returns the list that the names of the callables compiled are appended to."""
+    original = torch_mimic.compile
+    requested = []
+
+    @functools.wraps(original)
+    def compile_in_mode(model_or_fn, *, mode=None, **options):
+        requested.append(getattr(model_or_fn, "__name__", type(model_or_fn).__name__))
+        if forced == "eager":
+            return model_or_fn
+        return original(model_or_fn, mode=forced, **options)
+
+    torch_mimic.compile = compile_in_mode
+    return requested
+
+
+def _compile_result(mode, requested, trace, compile_path):
+    import torch_mimic
+
+    reports = torch_mimic.compile_report()
+    if compile_path:
+        with open(compile_path, "w") as out:
+            json.dump(reports, out, indent=1, default=str)
+    summary = compile_summary.summarize(mode, requested, reports, trace)
+    summary["report"] = compile_path if reports else None
+    return summary
+
+
 def main():
     parser = argparse.ArgumentParser(prog="python3 -m mimic_cli.runner")
     parser.add_argument("--result", required=True)
@@ -46,6 +82,9 @@ def main():
     import mimic_cli
     from mimic_cli import report
 
+    compile_mode = os.environ.pop(compile_summary.ENV, None)
+    requested = (_force_compile_mode(torch_mimic, compile_mode) if compile_mode is not None
+                 else None)
     start_ns = torch_mimic.sim_time()
     profile = None
     if options.trace:
@@ -66,6 +105,12 @@ def main():
         result["trace"] = profile.export_chrome_trace(options.trace)
         result["timeline"] = profile.export_timeline(options.timeline)
         result["summary"] = report.summarize(profile, options.top)
+    if compile_mode is not None:
+        compile_path = (os.path.splitext(options.trace)[0] + ".compile.json" if options.trace
+                        else None)
+        result["compile"] = _compile_result(compile_mode, requested,
+                                            profile.trace if profile is not None else None,
+                                            compile_path)
     with open(options.result, "w") as out:
         json.dump(result, out)
     sys.stdout.flush()
