@@ -1,0 +1,222 @@
+"""The loss pass: mse_loss and nll_loss (cross_entropy is _log_softmax then nll_loss) with their
+backward, as they appear when the loss is compiled with the model, in the fewest launches the
+primitives allow (eager counts in brackets):
+
+- mse_loss, mean or sum: the difference (one elementwise launch) and its squares summed and
+  divided by the count in one reduction (map square, divisor): 2 launches [3]. Eager multiplies
+  the sum by 1/count; the division here rounds once, which is within one float32 rounding of it.
+  reduction='none' is the squared error as one fused kernel [1].
+- mse_loss_backward: one fused kernel with eager's program [1].
+- nll_loss_forward, 2-D float32 input, no class weights, mean or sum: the targets made safe to
+  gather (ignored ones -> class 0), the gather, one elementwise launch that packs per row the
+  negated picked value (0 where ignored) and the kept flag into a [2, N] tensor, and one
+  reduction over N of both rows: the loss sum and total_weight; mean adds the division:
+  5 launches [8], sum 4 [7]. The sums may be tiled differently from eager's two reductions, so
+  they agree within the bound of a reordered float32 sum.
+- nll_loss_backward, same cases: one elementwise launch over [N, C] that writes -grad (divided by
+  total_weight for mean) where the class is the kept target and 0 elsewhere [6].
+
+Class indices and targets are compared in float32, exact below 2^24: inputs with more classes,
+or an ignore_index beyond it, run eager; so do class weights, reduction='none' for nll_loss,
+1-D (unbatched) and spatial inputs, and any dtype other than float32 input and int64 target.
+"""
+import torch
+
+from ._compile_graph import Kernel, aten_name, bound_arguments, replace, tensor_meta
+from ._lib import launch
+from ._lower_pointwise import FusedKernel
+
+ORDER = 50
+
+_F32 = torch.float32
+_I64 = torch.int64
+_NONE, _MEAN, _SUM = 0, 1, 2  # at::Reduction
+_EXACT = 2 ** 24  # integers float32 holds exactly up to here
+_SQUARED_ERROR = "x0 x1 sub x0 x1 sub mul"
+
+
+class _PerDevice:
+    """A constant tensor made once per device (class indices, the packing's row selector)."""
+
+    def __init__(self, make):
+        self._make = make
+        self._tensors = {}
+
+    def get(self, device):
+        tensor = self._tensors.get(device)
+        if tensor is None:
+            tensor = self._tensors[device] = self._make().to(device)
+        return tensor
+
+
+class MseLossKernel(Kernel):
+    """mse_loss with mean or sum: the difference, then one reduction of its squares."""
+
+    kind = "loss"
+
+    def __init__(self, nodes, shape, mean):
+        super().__init__(nodes)
+        self.shape = torch.Size(shape)
+        count = self.shape.numel()
+        self.divisor = float(count) if mean else 1.0
+
+    def __call__(self, x, target):
+        difference = launch(torch.empty(self.shape, dtype=_F32, device=x.device), [x, target],
+                            "x0 x1 sub", _F32)
+        rank = len(self.shape)
+        out = torch.empty([1] * rank, dtype=_F32, device=x.device)
+        torch.ops.mimic.reduce(out, difference, list(range(rank)), "sum", "square", None,
+                               self.divisor, False)
+        return out.view(())
+
+    def describe(self):
+        return dict(super().describe(), shape=(), program="x0 x1 sub -> sum square")
+
+
+class NllLossKernel(Kernel):
+    """nll_loss_forward: (output, total_weight) from the [N, C] log-probabilities and targets."""
+
+    kind = "loss"
+    _selector = _PerDevice(lambda: torch.tensor([[True], [False]]))
+    # Row 0: -picked where kept, else 0; row 1: the kept flag.
+    _PACK = "x0 x2 s0 ne x1 neg 0 where x2 s0 ne 1 0 where where"
+
+    def __init__(self, nodes, rows, mean, ignore_index):
+        super().__init__(nodes)
+        self.rows = rows
+        self.mean = mean
+        self.ignore = ignore_index
+
+    def __call__(self, x, target):
+        device = x.device
+        rows = self.rows
+        safe = launch(torch.empty((rows, 1), dtype=_I64, device=device), [target.view(rows, 1)],
+                      "x0 s0 ne x0 0 where", _I64, [self.ignore])
+        picked = torch.empty((rows, 1), dtype=_F32, device=device)
+        packed = torch.empty((2, rows), dtype=_F32, device=device)
+        sums = torch.zeros((2, 1), dtype=_F32, device=device) if rows == 0 else \
+            torch.empty((2, 1), dtype=_F32, device=device)
+        if rows > 0:
+            torch.ops.mimic.gather(picked, x, 1, safe)
+            launch(packed, [self._selector.get(device), picked.view(1, rows),
+                            target.view(1, rows)], self._PACK, _F32, [self.ignore])
+            torch.ops.mimic.reduce(sums, packed, [1], "sum", "", None, 1.0, False)
+        total_weight = sums[1, 0]
+        if not self.mean:
+            return sums[0, 0], total_weight
+        output = launch(torch.empty((), dtype=_F32, device=device), [sums[0, 0], total_weight],
+                        "x0 x1 div", _F32)
+        return output, total_weight
+
+    def describe(self):
+        return dict(super().describe(), shape=(), program=f"gather; {self._PACK} -> sum")
+
+
+class NllLossBackwardKernel(Kernel):
+    """nll_loss_backward: the [N, C] gradient in one elementwise launch."""
+
+    kind = "loss"
+    _programs = {_MEAN: "x0 s0 ne x0 x1 eq and x2 x3 div neg 0 where",
+                 _SUM: "x0 s0 ne x0 x1 eq and x2 neg 0 where"}
+
+    def __init__(self, nodes, shape, reduction, ignore_index):
+        super().__init__(nodes)
+        self.shape = torch.Size(shape)
+        self.program = self._programs[reduction]
+        self.ignore = ignore_index
+        classes = self.shape[1]
+        self._classes = _PerDevice(lambda: torch.arange(classes).view(1, classes))
+
+    def __call__(self, grad_output, target, total_weight):
+        device = grad_output.device
+        out = torch.empty(self.shape, dtype=_F32, device=device)
+        inputs = [target.view(-1, 1), self._classes.get(device), grad_output]
+        if self.program.count("x3"):
+            inputs.append(total_weight)
+        return launch(out, inputs, self.program, _F32, [self.ignore])
+
+    def describe(self):
+        return dict(super().describe(), shape=tuple(self.shape), program=self.program)
+
+
+def _meta_is(node, dtype, rank=None):
+    meta = tensor_meta(node) if isinstance(node, torch.fx.Node) else None
+    return meta is not None and meta[1] == dtype and (rank is None or len(meta[0]) == rank)
+
+
+def _mse_loss(node, values):
+    x, target, reduction = values["self"], values["target"], values["reduction"]
+    if not (_meta_is(x, _F32) and _meta_is(target, _F32)):
+        return None
+    shape = tensor_meta(x)[0]
+    if tensor_meta(target)[0] != shape:
+        return None  # eager broadcasts, with its warning
+    nodes = [str(node.target)]
+    if reduction == _NONE:
+        return FusedKernel(_SQUARED_ERROR, shape, [], nodes), [x, target]
+    if reduction not in (_MEAN, _SUM):
+        return None
+    return MseLossKernel(nodes, shape, reduction == _MEAN), [x, target]
+
+
+def _mse_loss_backward(node, values):
+    grad, x, target = values["grad_output"], values["self"], values["target"]
+    if not all(_meta_is(v, _F32) for v in (grad, x, target)):
+        return None
+    shape = tensor_meta(x)[0]
+    if tensor_meta(target)[0] != shape or tensor_meta(node)[0] != shape:
+        return None
+    count = shape.numel()
+    norm = 2.0 / count if values["reduction"] == _MEAN and count else 2.0
+    kernel = FusedKernel("x0 x1 sub s0 mul x2 mul", shape, [norm], [str(node.target)])
+    return kernel, [x, target, grad]
+
+
+def _nll_case(values):
+    """The [N, C] shape when this nll_loss call is one the pass takes, or None."""
+    x, target = values["self"], values["target"]
+    if not (_meta_is(x, _F32, 2) and _meta_is(target, _I64, 1)) or values["weight"] is not None:
+        return None
+    shape = tensor_meta(x)[0]
+    ignore = values["ignore_index"]
+    if (values["reduction"] not in (_MEAN, _SUM) or tensor_meta(target)[0][0] != shape[0]
+            or shape[1] > _EXACT or not -_EXACT <= ignore <= _EXACT):
+        return None
+    return shape
+
+
+def _nll_loss_forward(node, values):
+    shape = _nll_case(values)
+    if shape is None:
+        return None
+    kernel = NllLossKernel([str(node.target)], shape[0], values["reduction"] == _MEAN,
+                           values["ignore_index"])
+    return kernel, [values["self"], values["target"]]
+
+
+def _nll_loss_backward(node, values):
+    shape = _nll_case(values)
+    grad, total_weight = values["grad_output"], values["total_weight"]
+    if shape is None or not (_meta_is(grad, _F32, 0) and _meta_is(total_weight, _F32, 0)):
+        return None
+    kernel = NllLossBackwardKernel([str(node.target)], shape, values["reduction"],
+                                   values["ignore_index"])
+    return kernel, [grad, values["target"], total_weight]
+
+
+_OPS = {"mse_loss": _mse_loss, "mse_loss_backward": _mse_loss_backward,
+        "nll_loss_forward": _nll_loss_forward, "nll_loss_backward": _nll_loss_backward}
+
+
+def run(graph):
+    kernels = []
+    for node in list(graph.nodes):
+        lower = _OPS.get(aten_name(node))
+        values = bound_arguments(node) if lower is not None else None
+        found = lower(node, values) if values is not None else None
+        if found is None:
+            continue
+        kernel, inputs = found
+        replace(graph, kernel, inputs, node, [node])
+        kernels.append(kernel)
+    return kernels
