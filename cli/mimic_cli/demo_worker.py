@@ -3,7 +3,9 @@ MASTER_ADDR and MASTER_PORT in the environment (env:// rendezvous), as demo.py s
 
 Each rank is a process with its own simulated system and uses its device 0; DDP averages the
 gradients over the mimic c10d backend. Rank 0 prints one progress line per step, profiles the
-last steps, saves the trace and timeline, and writes what demo.py reports as JSON.
+last steps, saves the trace and timeline, and writes what demo.py reports as JSON. With
+--compile, DDP wraps torch_mimic.compile(model): the forward and backward run as the captured
+graphs' fused kernels, and DDP's gradient hooks fire on the original parameters as in eager.
 """
 import argparse
 import contextlib
@@ -17,7 +19,7 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 
-from mimic_cli import report
+from mimic_cli import compile_summary, report
 from mimic_cli.demo_config import SIZES, TIMELINE_NAME, TRACE_NAME
 from mimic_cli.demo_model import MarkovLanguage, build_model, next_token_loss
 
@@ -33,6 +35,7 @@ def parse_args(argv):
     parser.add_argument("--profile-steps", type=int, required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--result", required=True, help="rank 0 writes its JSON here")
+    parser.add_argument("--compile", action="store_true", help="train torch_mimic.compile(model)")
     return parser.parse_args(argv)
 
 
@@ -52,7 +55,10 @@ def train(options, rank, world_size):
                             timeout=RENDEZVOUS_TIMEOUT)
     size = SIZES[options.size]
     language = MarkovLanguage(size)
-    model = DistributedDataParallel(build_model(size).to(device))
+    model = build_model(size).to(device)
+    if options.compile:
+        model = torch_mimic.compile(model)
+    model = DistributedDataParallel(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, foreach=True)
     first_profiled = options.steps - options.profile_steps
     steps, prof = [], None
@@ -88,6 +94,10 @@ def train(options, rank, world_size):
               **save_profile(prof, options.out),
               "size": options.size, "loss_floor": language.loss_floor(), "steps": steps,
               "profiled_steps": [first_profiled + 1, options.steps]}
+    if options.compile:
+        reports = torch_mimic.compile_report()
+        result["compile"] = dict(compile_summary.summarize("default", ["TinyLM"], reports,
+                                                           prof.trace), report=None)
     with open(options.result, "w") as out:
         json.dump(result, out, indent=1)
 
