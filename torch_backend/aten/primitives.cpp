@@ -91,6 +91,27 @@ void gemm(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b, double 
   });
 }
 
+// c = program(alpha a @ b + beta bias, inputs..., scalars) in one launch (ops::GemmEpilogue):
+// views of rank 3 or 4, as ops::gemm takes them.
+void gemmEpilogue(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b,
+                  const c10::optional<at::Tensor>& bias, double alpha, double beta,
+                  c10::string_view program, at::TensorList inputs,
+                  at::ArrayRef<c10::Scalar> scalars) {
+  checkSameDevice(a, c, "gemm_epilogue");
+  checkSameDevice(b, c, "gemm_epilogue");
+  ops::TensorView biasView;
+  if (bias.has_value()) {
+    checkSameDevice(*bias, c, "gemm_epilogue");
+    biasView = viewOf(*bias);
+  }
+  ops::GemmEpilogue epilogue{std::string(program), viewsOf(inputs, c, "gemm_epilogue"), {}};
+  for (const c10::Scalar& s : scalars) epilogue.scalars.push_back(scalarArgOf(s));
+  onDevice("gemm_epilogue", [&] {
+    ops::gemm(launchContextOf(c), viewOf(c), viewOf(a), viewOf(b), alpha, beta,
+              bias.has_value() ? &biasView : nullptr, &epilogue);
+  });
+}
+
 // An absent optional tensor is a view without data, which the row ops skip.
 ops::TensorView optionalView(const c10::optional<at::Tensor>& t, const at::Tensor& reference,
                              const char* op) {
@@ -208,6 +229,10 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
       reduce);
   m.def("gemm(Tensor(a!) c, Tensor a, Tensor b, float alpha, float beta, Tensor? bias=None) -> ()",
         gemm);
+  m.def(
+      "gemm_epilogue(Tensor(a!) c, Tensor a, Tensor b, Tensor? bias, float alpha, float beta, "
+      "str program, Tensor[] inputs, Scalar[] scalars) -> ()",
+      gemmEpilogue);
   m.def("softmax(Tensor(a!) out, Tensor input, bool log) -> ()", softmax);
   m.def(
       "softmax_backward(Tensor(a!) grad_input, Tensor grad_output, Tensor output, bool log) -> ()",

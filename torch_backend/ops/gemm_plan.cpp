@@ -12,6 +12,10 @@ int64_t roundUp8(int64_t bytes) {
   return (bytes + 7) / 8 * 8;
 }
 
+int64_t roundUp64(int64_t bytes) {
+  return (bytes + 63) / 64 * 64;
+}
+
 int64_t ceilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
@@ -51,18 +55,29 @@ double estimateNs(const mimicDeviceProperties& d, int64_t batch, int64_t m, int6
 
 }  // namespace
 
-int64_t gemmScratchpadBytes(const GemmTiles& t, int64_t e, bool readC) {
+std::vector<int64_t> gemmEpilogueOffsets(int64_t mn, int64_t e, bool readC,
+                                         const std::vector<int>& bufferElementBytes) {
+  const int64_t old = readC ? roundUp8(mn * e) + (e != 4 ? roundUp8(mn * 4) : 0) : 0;
+  std::vector<int64_t> offsets{roundUp64(roundUp8(mn * 4) + old)};
+  for (int bytes : bufferElementBytes) offsets.push_back(offsets.back() + roundUp64(mn * bytes));
+  return offsets;
+}
+
+int64_t gemmScratchpadBytes(const GemmTiles& t, int64_t e, bool readC,
+                            const std::vector<int>& epilogueBuffers) {
   // The f32 accumulator, then a set of A and B tiles per stage, which the epilogue's buffers
   // reuse: C's old tile (and as f32) if it is read, and the result in C's type unless f32.
   const int64_t ab = t.stages * (roundUp8(t.m * t.k * e) + roundUp8(t.k * t.n * e));
   const int64_t mn = t.m * t.n;
   const int64_t old = readC ? roundUp8(mn * e) + (e != 4 ? roundUp8(mn * 4) : 0) : 0;
   const int64_t epilogue = old + (e != 4 ? roundUp8(mn * e) : 0);
-  return roundUp8(mn * 4) + std::max(ab, epilogue);
+  const int64_t bytes = roundUp8(mn * 4) + std::max(ab, epilogue);
+  if (epilogueBuffers.empty()) return bytes;
+  return std::max(bytes, gemmEpilogueOffsets(mn, e, readC, epilogueBuffers).back());
 }
 
 GemmTiles planGemm(const mimicDeviceProperties& d, int64_t batch, int64_t m, int64_t n, int64_t k,
-                   int64_t e, bool readC) {
+                   int64_t e, bool readC, const std::vector<int>& epilogueBuffers) {
   const int64_t budget = static_cast<int64_t>(d.scratchpadBytes);
   GemmTiles best{1, 1, 1, 2, 1};
   double bestNs = INFINITY;
@@ -72,7 +87,7 @@ GemmTiles planGemm(const mimicDeviceProperties& d, int64_t batch, int64_t m, int
         for (int stages = 2; stages <= kGemmMaxStages; ++stages) {
           const GemmTiles t{std::min(m, sm), std::min(n, sn), std::clamp<int64_t>(k, 1, sk), stages,
                             1};
-          if (gemmScratchpadBytes(t, e, readC) > budget) continue;
+          if (gemmScratchpadBytes(t, e, readC, epilogueBuffers) > budget) continue;
           const double ns = estimateNs(d, batch, m, n, k, e, t);
           const bool larger = t.m * t.n * t.k > best.m * best.n * best.k;
           if (ns * kTie < bestNs || (ns < bestNs * kTie && larger)) {
@@ -85,7 +100,8 @@ GemmTiles planGemm(const mimicDeviceProperties& d, int64_t batch, int64_t m, int
   }
   // Nothing fits (a tiny scratchpad): shrink the smallest shape until it does.
   if (bestNs == INFINITY) best = {std::min(m, kSides[0]), std::min(n, kSides[0]), 1, 2, 1};
-  while (gemmScratchpadBytes(best, e, readC) > budget && (best.m > 1 || best.n > 1 || best.k > 1)) {
+  while (gemmScratchpadBytes(best, e, readC, epilogueBuffers) > budget &&
+         (best.m > 1 || best.n > 1 || best.k > 1)) {
     int64_t& side = best.k > 1 ? best.k : best.m >= best.n ? best.m : best.n;
     side = (side + 1) / 2;
   }

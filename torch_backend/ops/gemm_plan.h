@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "mimic/mimic.h"
 
@@ -22,11 +23,20 @@ struct GemmTiles {
   int64_t groupM;  // tile rows per group of the visiting order
 };
 
+// Where the buffers of an epilogue program (gemm.h's GemmEpilogue) go in scratchpad, for tiles
+// of `tileElements`: one tile-sized buffer per entry of `bufferElementBytes` (the element size
+// of each loaded input, the output, each temporary), 64-byte aligned, after the accumulator and
+// C's old tile; they overlap the A and B tiles, whose loads are done. The last offset is the end.
+std::vector<int64_t> gemmEpilogueOffsets(int64_t tileElements, int64_t elementBytes, bool readC,
+                                         const std::vector<int>& bufferElementBytes);
+
 // Scratchpad bytes a workgroup with these tiles uses, for elements of `elementBytes`; `readC`:
-// the epilogue reads C's old tile (beta != 0).
-int64_t gemmScratchpadBytes(const GemmTiles& t, int64_t elementBytes, bool readC);
+// the epilogue reads C's old tile (beta != 0) or a bias; `epilogueBuffers`: as above.
+int64_t gemmScratchpadBytes(const GemmTiles& t, int64_t elementBytes, bool readC,
+                            const std::vector<int>& epilogueBuffers = {});
 
 GemmTiles planGemm(const mimicDeviceProperties& device, int64_t batch, int64_t m, int64_t n,
-                   int64_t k, int64_t elementBytes, bool readC);
+                   int64_t k, int64_t elementBytes, bool readC,
+                   const std::vector<int>& epilogueBuffers = {});
 
 }  // namespace mimic::ops::detail
