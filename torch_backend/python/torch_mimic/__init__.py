@@ -51,6 +51,8 @@ from ._fallback import fallback_report, reset_fallback_report  # noqa: E402
 from ._op_table import OpEntry, op_table  # noqa: E402
 from ._compile import compile  # noqa: E402
 from ._compile_report import compile_report  # noqa: E402
+if int(_torch.__version__.split(".")[0]) >= 2:  # torch.compile(backend="mimic"); 1.13: no Dynamo
+    from . import _compile_pt2  # noqa: E402,F401
 from . import _registration  # noqa: E402,F401  (registers the op kernels)
 from ._naming import DEVICE_TYPE  # noqa: E402
 from . import _distributed  # noqa: E402
