@@ -64,7 +64,8 @@ def _sum_bound(terms, ops=1):
 
 def _plain_reductions(x):
     return (x.sum(1), x.sum(), x.mean(0, keepdim=True), x.mean(), x.sum([0, 2]), x.mean([-1]),
-            x.sum(2).div(3.0), x.exp().mean(2).sqrt(), x.abs().sum(2).div(7).sqrt())
+            x.sum(2).div(3.0), x.exp().mean(2).sqrt(), x.abs().sum(2).div(7).sqrt(),
+            x.mean(1).mul(0.25), x.sum(0).mul(-8))
 
 
 def test_sum_and_mean_forward_is_bit_identical(device):
@@ -77,10 +78,13 @@ def test_sum_and_mean_forward_is_bit_identical(device):
     _check_grads(eager, compiled)
     forward = _graphs()["forward"]
     assert not any(op.startswith(("aten.sum", "aten.mean")) for op in forward["eager_nodes"])
-    assert [k for k, _ in _kinds(forward)].count("reduce") == 9
-    # The divisions and roots are the reductions' epilogues: no kernel of their own.
-    assert ["aten.sum.dim_IntList", "aten.div.Tensor"] in [n for _, n in _kinds(forward)]
-    assert ["aten.mean.dim", "aten.sqrt.default"] in [n for _, n in _kinds(forward)]
+    assert [k for k, _ in _kinds(forward)].count("reduce") == 11
+    # The divisions, roots and scalings by powers of two are the reductions' epilogues.
+    fused = [n for _, n in _kinds(forward)]
+    assert ["aten.sum.dim_IntList", "aten.div.Tensor"] in fused
+    assert ["aten.mean.dim", "aten.sqrt.default"] in fused
+    assert ["aten.mean.dim", "aten.mul.Tensor"] in fused
+    assert ["aten.sum.dim_IntList", "aten.mul.Tensor"] in fused
 
 
 def _prologues(x, y):
@@ -120,7 +124,7 @@ def test_prologue_launch_count(device):
 def _kept_apart(x, y):
     s = x + y  # no map computes an add
     t = x * y  # read twice: materialised once
-    return s.sum(0), t.sum(1), t.mean(), x.sum(1).mul(2.0), x.mean(1).div(2.0)
+    return s.sum(0), t.sum(1), t.mean(), x.sum(1).mul(3.0), x.mean(1).div(3.0)
 
 
 def test_reductions_keep_what_they_cannot_fuse(device):
@@ -132,12 +136,12 @@ def test_reductions_keep_what_they_cannot_fuse(device):
         torch.testing.assert_close(b, a, rtol=0, atol=0)
     _check_grads(eager, compiled)
     kinds = _kinds(_graphs()["forward"])
-    assert ("pointwise", ["aten.add.Tensor"]) in kinds
-    assert ("pointwise", ["aten.mul.Tensor"]) in kinds
-    # x * 2 is not a division; a mean's scale and a second division would round twice.
-    assert ("pointwise", ["aten.mul.Tensor"]) in kinds[kinds.index(("pointwise",
-                                                                     ["aten.add.Tensor"])) + 1:]
-    assert ("pointwise", ["aten.div.Tensor"]) in kinds
+    # x + y has no map; x * y is read twice; x * 3 is no division; a mean's division and one by
+    # 3 would round once where eager rounds twice.
+    pointwise = sorted(n for k, n in kinds if k == "pointwise")
+    assert pointwise == [["aten.add.Tensor"], ["aten.div.Tensor"], ["aten.mul.Tensor"],
+                         ["aten.mul.Tensor"]]
+    assert [k for k, _ in kinds].count("reduce") == 5
 
 
 def test_reductions_of_other_dtypes_run_eager(device):

@@ -6,9 +6,12 @@ compute in the same launch (torch_backend/ops/reduce.h):
   of the primitive's maps (x0 x1 mul -> mul, x0 x0 mul -> square, x0 abs -> abs). Its output is
   then never written: the reduction reads its inputs instead. Other programs stay a kernel of
   their own (the primitive has no general program map).
-- an epilogue: a fused kernel whose only input is a sum read by nothing else and whose program
-  is ``x0 s0 div``, ``x0 sqrt`` or ``x0 s0 div sqrt`` (a mean's root only): the primitive's
-  divisor and square root, the same float32 operations in the same order, so bit-identical.
+- an epilogue: a fused kernel whose only input is a reduction read by nothing else and whose
+  program is a division by a scalar, then optionally a square root (x0 s0 div sqrt): the
+  primitive's divisor and root, the same float32 operations in the same order, so
+  bit-identical. A mean's own division, or a multiplication, combines with a scalar that is a
+  power of two only: scaling by it is exact, so the one division rounds as eager's two
+  operations do (except for results in the subnormal range).
 
 A bias gradient (the sum over rows of a value GEMMs also read) reads the materialised value:
 recomputing its prologue in the reduction would need that general program map, and reading one
@@ -18,6 +21,8 @@ Results equal eager's where no prologue was absorbed (eager's sum and mean are t
 with the same dims and divisor); an absorbed prologue may change the reduction's tiling and so
 its summation order, within the bound of a reordered float32 sum.
 """
+import math
+
 import torch
 
 from ._compile_graph import Kernel, aten_name, bound_arguments, replace, tensor_meta
@@ -28,7 +33,9 @@ ORDER = 30  # after the pointwise pass, whose kernels become prologues and epilo
 _F32 = torch.float32
 # A prologue program -> (map, its inputs as indices of the kernel's inputs: in, other).
 _MAPS = {"x0 x1 mul": ("mul", (0, 1)), "x0 x0 mul": ("square", (0,)), "x0 abs": ("abs", (0,))}
-_EPILOGUES = {"x0 s0 div": (True, False), "x0 sqrt": (False, True), "x0 s0 div sqrt": (True, True)}
+# An epilogue program -> (its scaling: div or mul by s0, or None; whether it roots).
+_EPILOGUES = {"x0 s0 div": ("div", False), "x0 s0 mul": ("mul", False), "x0 sqrt": (None, True),
+              "x0 s0 div sqrt": ("div", True), "x0 s0 mul sqrt": ("mul", True)}
 
 
 class ReduceKernel(Kernel):
@@ -114,6 +121,11 @@ def _prologue(source):
     return map_name, inputs
 
 
+def _power_of_two(value):
+    return (type(value) in (int, float) and value != 0 and math.isfinite(value)
+            and math.frexp(abs(value))[0] == 0.5)
+
+
 def _epilogue(node, kernel):
     """(user node, divisor, sqrt) when ``node``'s only user is a fused kernel this reduction can
     finish with, or None."""
@@ -126,10 +138,19 @@ def _epilogue(node, kernel):
     found = _EPILOGUES.get(fused.program)
     if found is None or tuple(fused.shape) != tuple(kernel.final):
         return None
-    divide, sqrt = found
-    if divide and (kernel.divisor != 1.0 or type(fused.scalars[0]) not in (int, float)):
-        return None  # a mean's division and this one would round twice
-    return user, float(fused.scalars[0]) if divide else kernel.divisor, sqrt
+    op, sqrt = found
+    divisor = kernel.divisor
+    if op is not None:
+        scalar = fused.scalars[0]
+        if op == "div" and divisor == 1.0 and type(scalar) in (int, float):
+            divisor = float(scalar)
+        elif _power_of_two(scalar):
+            # Scaling by a power of two commutes with rounding (outside the subnormal range):
+            # one division by the scaled divisor rounds as the division then the scaling do.
+            divisor = divisor * scalar if op == "div" else divisor / scalar
+        else:
+            return None  # two roundings where eager rounds twice
+    return user, divisor, sqrt
 
 
 def run(graph):
