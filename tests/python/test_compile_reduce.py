@@ -246,15 +246,34 @@ def test_cross_entropy_matches_eager_in_fewer_launches(device, case):
     # The backward programs are eager's operations on the same values.
     assert torch.equal(grad, eager_grad)
     # log_softmax, the safe targets, the gather, the packing, the reduction (and the mean's
-    # division) forward; the backward's ones (the loss's gradient), its [N, C] gradient and
-    # log_softmax's backward.
-    assert (forward, backward) == (6 if case != "sum" else 5, 3)
+    # division) forward; the backward's ones (the loss's gradient) and one launch for the
+    # gradients of nll_loss and log_softmax.
+    assert (forward, backward) == (6 if case != "sum" else 5, 2)
     assert forward < eager_forward and backward < eager_backward
     graphs = _graphs()
     assert [n for _, n in _kinds(graphs["forward"])] == [["aten._log_softmax.default"],
                                                          ["aten.nll_loss_forward.default"]]
-    assert sum(graphs["backward"]["eager_nodes"].get(op, 0) for op in
-               ("aten.nll_loss_backward.default", "aten._log_softmax_backward_data.default")) == 0
+    assert [n for _, n in _kinds(graphs["backward"])] == [
+        ["aten.nll_loss_backward.default", "aten._log_softmax_backward_data.default"]]
+
+
+def test_nll_loss_gradient_read_elsewhere_keeps_log_softmax_backward_apart(device):
+    torch.manual_seed(6)
+    x, target = torch.randn(8, 10), torch.tensor([1, -100, 3, 0, 9, 2, 9, 4])
+
+    def fn(a, t):
+        log_probabilities = F.log_softmax(a, 1)
+        return F.nll_loss(log_probabilities, t) + 0.5 * log_probabilities.sum()
+
+    loss, grad, _, backward = _loss_step(fn, x, target, device, compiled=True)
+    eager_loss, eager_grad, _, eager_backward = _loss_step(fn, x, target, device, compiled=False)
+    picked = F.log_softmax(x, 1).gather(1, target.clamp(min=0).unsqueeze(1))
+    summed = F.log_softmax(x, 1)
+    assert (loss - eager_loss).abs().item() <= _sum_bound(picked, ops=2) + _sum_bound(summed)
+    assert torch.equal(grad, eager_grad)
+    kinds = _kinds(_graphs()["backward"])
+    assert ("loss", ["aten.nll_loss_backward.default"]) in kinds
+    assert ("row", ["aten._log_softmax_backward_data.default"]) in kinds
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])

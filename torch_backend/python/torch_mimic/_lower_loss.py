@@ -14,7 +14,10 @@ primitives allow (eager counts in brackets):
   5 launches [8], sum 4 [7]. The sums may be tiled differently from eager's two reductions, so
   they agree within the bound of a reordered float32 sum.
 - nll_loss_backward, same cases: one elementwise launch over [N, C] that writes -grad (divided by
-  total_weight for mean) where the class is the kept target and 0 elsewhere [6].
+  total_weight for mean) where the class is the kept target and 0 elsewhere [6]. When its only
+  reader is _log_softmax_backward_data (cross_entropy), the same launch computes that backward
+  too, dy - exp(y) sum(dy), with each row's sum of dy known without reading it (its one value,
+  or 0): one launch for the pair [7], with the row kernel's float32 operations in its order.
 
 Class indices and targets are compared in float32, exact below 2^24: inputs with more classes,
 or an ignore_index beyond it, run eager; so do class weights, reduction='none' for nll_loss,
@@ -26,7 +29,7 @@ from ._compile_graph import Kernel, aten_name, bound_arguments, replace, tensor_
 from ._lib import launch
 from ._lower_pointwise import FusedKernel
 
-ORDER = 50
+ORDER = 35  # before the row pass: nll_loss_backward absorbs log_softmax's backward
 
 _F32 = torch.float32
 _I64 = torch.int64
@@ -113,26 +116,32 @@ class NllLossKernel(Kernel):
 
 
 class NllLossBackwardKernel(Kernel):
-    """nll_loss_backward: the [N, C] gradient in one elementwise launch."""
+    """nll_loss_backward: the [N, C] gradient in one elementwise launch; with ``log_softmax``
+    also the backward of the log_softmax before it, from its output y (x4)."""
 
     kind = "loss"
-    _programs = {_MEAN: "x0 s0 ne x0 x1 eq and x2 x3 div neg 0 where",
-                 _SUM: "x0 s0 ne x0 x1 eq and x2 neg 0 where"}
 
-    def __init__(self, nodes, shape, reduction, ignore_index):
+    def __init__(self, nodes, shape, reduction, ignore_index, log_softmax):
         super().__init__(nodes)
         self.shape = torch.Size(shape)
-        self.program = self._programs[reduction]
+        # v = the gradient of each kept row's picked log-probability.
+        v = "x2 x3 div neg" if reduction == _MEAN else "x2 neg"
+        grad = f"x0 s0 ne x0 x1 eq and {v} 0 where"
+        if log_softmax:
+            # dy - exp(y) sum(dy): a row's sum of dy is its one value v, or 0 where ignored.
+            grad += f" x4 exp x0 s0 ne {v} 0 where mul sub"
+        self.program = grad
+        self.log_softmax = log_softmax
         self.ignore = ignore_index
         classes = self.shape[1]
         self._classes = _PerDevice(lambda: torch.arange(classes).view(1, classes))
 
-    def __call__(self, grad_output, target, total_weight):
+    def __call__(self, grad_output, target, total_weight, output=None):
         device = grad_output.device
         out = torch.empty(self.shape, dtype=_F32, device=device)
-        inputs = [target.view(-1, 1), self._classes.get(device), grad_output]
-        if self.program.count("x3"):
-            inputs.append(total_weight)
+        inputs = [target.view(-1, 1), self._classes.get(device), grad_output, total_weight]
+        if output is not None:
+            inputs.append(output)
         return launch(out, inputs, self.program, _F32, [self.ignore])
 
     def describe(self):
@@ -194,14 +203,36 @@ def _nll_loss_forward(node, values):
     return kernel, [values["self"], values["target"]]
 
 
+def _log_softmax_backward_of(node):
+    """The _log_softmax_backward_data node that is the only reader of nll_loss_backward
+    ``node`` as its gradient, with y its float32 [N, C] output along dim 1, or None."""
+    if len(node.users) != 1:
+        return None
+    user = next(iter(node.users))
+    if aten_name(user) != "_log_softmax_backward_data":
+        return None
+    values = bound_arguments(user)
+    if (values is None or values["grad_output"] is not node or values["dim"] not in (1, -1)
+            or values["input_dtype"] != _F32 or not _meta_is(values["output"], _F32, 2)
+            or tensor_meta(values["output"])[0] != tensor_meta(node)[0]):
+        return None
+    return user, values["output"]
+
+
 def _nll_loss_backward(node, values):
     shape = _nll_case(values)
     grad, total_weight = values["grad_output"], values["total_weight"]
     if shape is None or not (_meta_is(grad, _F32, 0) and _meta_is(total_weight, _F32, 0)):
         return None
-    kernel = NllLossBackwardKernel([str(node.target)], shape, values["reduction"],
-                                   values["ignore_index"])
-    return kernel, [grad, values["target"], total_weight]
+    inputs = [grad, values["target"], total_weight]
+    log_softmax = _log_softmax_backward_of(node)
+    nodes = [str(node.target)]
+    if log_softmax is not None:
+        nodes.append(str(log_softmax[0].target))
+        inputs.append(log_softmax[1])
+    kernel = NllLossBackwardKernel(nodes, shape, values["reduction"], values["ignore_index"],
+                                   log_softmax is not None)
+    return kernel, inputs, log_softmax[0] if log_softmax is not None else None
 
 
 _OPS = {"mse_loss": _mse_loss, "mse_loss_backward": _mse_loss_backward,
@@ -216,7 +247,11 @@ def run(graph):
         found = lower(node, values) if values is not None else None
         if found is None:
             continue
-        kernel, inputs = found
-        replace(graph, kernel, inputs, node, [node])
+        kernel, inputs, *absorbed = found
+        user = absorbed[0] if absorbed else None
+        if user is None:
+            replace(graph, kernel, inputs, node, [node])
+        else:  # the consumer's node stands for both; it leaves the graph first
+            replace(graph, kernel, inputs, user, [user, node])
         kernels.append(kernel)
     return kernels
