@@ -1,5 +1,5 @@
 """The models the backend is checked on and benchmarked with: an MLP, a small CNN, a
-transformer encoder layer and torchvision's resnet18."""
+transformer encoder layer, torchvision's resnet18 and the GPT of `mimic demo` (its tiny size)."""
 import torch
 from torch import nn
 
@@ -38,6 +38,25 @@ def resnet18():
     return torchvision.models.resnet18(num_classes=10)
 
 
+def gpt():
+    from mimic_cli import demo_config, demo_model
+
+    return demo_model.build_model(demo_config.SIZES["tiny"])
+
+
+def _gpt_batch():
+    """(tokens, next tokens) of the demo's synthetic language: its first batch."""
+    from mimic_cli import demo_config, demo_model
+
+    return demo_model.MarkovLanguage(demo_config.SIZES["tiny"]).batch(0, 0, 1)
+
+
+def _next_token(output, target):
+    from mimic_cli import demo_model
+
+    return demo_model.next_token_loss(output, target)
+
+
 # name -> (model factory, input factory, loss on (output, target), target factory)
 def _classify(output, target):
     return nn.functional.cross_entropy(output, target)
@@ -57,7 +76,16 @@ MODELS = {
     "benchmark_transformer": (benchmark_transformer_layer, lambda: torch.randn(16, 128, 256), _regress,
                               lambda: torch.randn(16, 128, 256)),
     "resnet18": (resnet18, lambda: torch.randn(4, 3, 96, 96), _classify, lambda: torch.randint(0, 10, (4,))),
+    "gpt": (gpt, lambda: _gpt_batch()[0], _next_token, lambda: _gpt_batch()[1]),
 }
+
+
+def optimizer(name, parameters):
+    """The optimiser a model trains with: SGD with momentum for the MLP and the convolutional
+    models, AdamW for the transformers (the demo's, at its learning rate)."""
+    if name in ("transformer", "benchmark_transformer", "gpt"):
+        return torch.optim.AdamW(parameters, lr=1e-2)
+    return torch.optim.SGD(parameters, lr=0.05, momentum=0.9)
 
 
 def make(name, seed=0, **kwargs):

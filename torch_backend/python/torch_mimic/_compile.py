@@ -8,9 +8,10 @@ new keys run eager, with one warning. Tracing runs the model on real tensors (fa
 work on the device), which draws random numbers: mimic's RNG state is put back before the
 compiled forward first runs, so its dropout masks are the ones eager would draw. A graph that
 reads tensor values while tracing (``.item()``) or has data-dependent output shapes cannot be
-replayed for other data, and a forward that updates module buffers (BatchNorm in training) is
-not replayed faithfully by 1.13's AOT autograd: such guard keys run eager, with the reason in the
-report, after the buffers and the RNG are put back as they were before tracing.
+replayed for other data: such guard keys run eager, with the reason in the report, after the
+RNG is put back as it was before tracing. A module's buffers are explicit inputs of the traced
+forward (_compile_buffers), so buffer updates (BatchNorm's running statistics in training) are
+replayed and tracing leaves the buffers as they were.
 """
 import importlib.util
 import os
@@ -20,6 +21,7 @@ import warnings
 import torch
 
 from . import _compile_lower, _random
+from ._compile_buffers import BufferForward, share_buffers
 from ._compile_report import CompileRecord, record
 
 RECOMPILE_LIMIT = 8
@@ -107,15 +109,11 @@ class _Compiled:
         started = time.perf_counter()
         device = _device_index(args)
         rng = _random.get_rng_state(device) if device is not None else None
-        buffers = list(self._module.buffers()) if self._module is not None else []
-        saved = [b.detach().clone() for b in buffers]
+        forward = BufferForward(self._module) if self._module is not None else None
 
         def restore():
             if rng is not None:
                 _random.set_rng_state(rng, device)
-            with torch.no_grad():
-                for buffer, value in zip(buffers, saved):
-                    buffer.copy_(value)
 
         graph = self._record.new_graph(key, recompile=bool(self._cache))
 
@@ -124,14 +122,11 @@ class _Compiled:
         def compiler(kind):
             def compile_graph(graph_module, example_inputs):
                 if kind == "forward":
-                    mutated = any(not torch.equal(b, v) for b, v in zip(buffers, saved))
                     restore()
-                    if mutated:
-                        # PyTorch 1.13's AOT autograd drops some buffer updates from the graph
-                        # (num_batches_tracked) and its real-tensor tracing applies others.
-                        raise _Refused("the forward mutates module buffers (BatchNorm running "
-                                       "statistics), which this AOT autograd cannot replay")
                     reason = _compile_lower.data_dependent(graph_module)
+                    if reason is None and forward is not None:
+                        reason = share_buffers(graph_module, example_inputs,
+                                               list(self._module.buffers()))
                     if reason is not None:
                         raise _Refused(reason)
                 built = time.perf_counter()
@@ -148,8 +143,14 @@ class _Compiled:
                      if PARTITIONER == "min_cut_rematerialization" else aot.default_partition)
         options = dict(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
                        partition_fn=partition)
-        if self._module is not None:
-            compiled = aot.aot_module(self._module, **options)
+        if forward is not None:
+            traced = aot.aot_function(forward, **options)
+
+            def compiled(*args, **kwargs):
+                parameters, buffers = forward.state()
+                out, values = traced(parameters, buffers, *args, **kwargs)
+                forward.write_back(buffers, values)
+                return out
         else:
             compiled = aot.aot_function(self._target, **options)
         try:
