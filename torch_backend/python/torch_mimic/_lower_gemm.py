@@ -31,6 +31,7 @@ _F32 = torch.float32
 _MAX_INPUTS = 8  # kMaxElementwiseInputs (torch_backend/ops/elementwise_program.h), x0 included
 _RESHAPES = frozenset({"view", "_unsafe_view", "reshape", "_reshape_alias"})
 _PERMUTES = frozenset({"transpose", "t", "permute"})
+_VIEWS = _RESHAPES | _PERMUTES | {"expand"}
 
 
 def _f32(node):
@@ -137,6 +138,13 @@ def _regroup(dims, shape):
     return result if not atoms else None
 
 
+def _numel(group):
+    count = 1
+    for size, _ in group:
+        count *= size
+    return count
+
+
 def _merged(group):
     """A dim's atoms with neighbours that are contiguous with each other merged."""
     merged = []
@@ -165,7 +173,14 @@ def _strided_operand(source, steps, batched):
     strided dims ([batch0, batch1, rows, cols]); None when the views need more than that."""
     dims = [[(s, st)] for s, st in zip(source.shape, source.stride())]
     for kind, value in steps:
-        dims = _regroup(dims, value) if kind == "reshape" else [dims[d] for d in value]
+        if kind == "reshape":
+            dims = _regroup(dims, value)
+        elif kind == "permute":
+            dims = [dims[d] for d in value]
+        else:  # expand: new leading dims and size-1 dims broadcast with stride 0
+            dims = [[(1, 0)]] * (len(value) - len(dims)) + dims
+            dims = [dim if size == -1 or _numel(dim) == size else [(size, 0)]
+                    for dim, size in zip(dims, value)]
         if dims is None:
             return None
     sizes, strides = [], []
@@ -195,7 +210,7 @@ class _OperandView:
         if found is None:
             value = source.contiguous()
             for kind, arg in self.steps:
-                value = value.reshape(arg) if kind == "reshape" else value.permute(arg)
+                value = getattr(value, kind)(arg)
             return value
         sizes, strides = found
         if len(sizes) == 4 and sizes[0] == 1:
@@ -208,7 +223,7 @@ def _operand_view(node, batched):
     ``node`` is clone(V) seen through reshapes and permutes, each read only by the next."""
     chain = []
     current = node
-    while aten_name(current) in _RESHAPES | _PERMUTES and len(current.users) == 1:
+    while aten_name(current) in _VIEWS and len(current.users) == 1:
         chain.append(current)
         current = current.args[0]
         if not isinstance(current, torch.fx.Node):
@@ -223,6 +238,8 @@ def _operand_view(node, batched):
     for view in reversed(chain):
         if aten_name(view) in _PERMUTES:
             steps.append(("permute", _permutation(view)))
+        elif aten_name(view) == "expand":
+            steps.append(("expand", tuple(view.args[1])))
         else:
             shape = _reshape_steps(view)
             if shape is None:
