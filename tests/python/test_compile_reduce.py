@@ -225,17 +225,20 @@ def _loss_step(fn, x, target, device, compiled):
 
 
 CROSS_ENTROPY = {
-    "mean": (dict(), torch.tensor([1, -100, 3, 0, 9, 2, 9, 4])),
-    "sum": (dict(reduction="sum"), torch.tensor([1, 5, 3, 0, 9, 2, 9, 4])),
-    "ignore_class_0": (dict(ignore_index=0), torch.tensor([1, 5, 3, 0, 9, 0, 9, 4])),
+    "mean": (dict(), 10, torch.tensor([1, -100, 3, 0, 9, 2, 9, 4])),
+    "sum": (dict(reduction="sum"), 10, torch.tensor([1, 5, 3, 0, 9, 2, 9, 4])),
+    "ignore_class_0": (dict(ignore_index=0), 10, torch.tensor([1, 5, 3, 0, 9, 0, 9, 4])),
+    # 8 x 5000 elements: past _lower_loss's dense route, the gather route.
+    "mean_gather": (dict(), 5000, torch.tensor([1, -100, 4999, 0, 9, 2, 9, 4])),
+    "sum_gather": (dict(reduction="sum"), 5000, torch.tensor([1, 5, 3, 0, 9, 2, 9, 4999])),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CROSS_ENTROPY))
 def test_cross_entropy_matches_eager_in_fewer_launches(device, case):
-    kwargs, target = CROSS_ENTROPY[case]
+    kwargs, classes, target = CROSS_ENTROPY[case]
     torch.manual_seed(4)
-    x = torch.randn(8, 10) * 3
+    x = torch.randn(8, classes) * 3
     fn = lambda a, t: F.cross_entropy(a, t, **kwargs)  # noqa: E731
     loss, grad, forward, backward = _loss_step(fn, x, target, device, compiled=True)
     eager_loss, eager_grad, eager_forward, eager_backward = _loss_step(fn, x, target, device,
@@ -245,16 +248,27 @@ def test_cross_entropy_matches_eager_in_fewer_launches(device, case):
     assert (loss - eager_loss).abs().item() <= _sum_bound(picked, ops=2)
     # The backward programs are eager's operations on the same values.
     assert torch.equal(grad, eager_grad)
-    # log_softmax, the safe targets, the gather, the packing, the reduction (and the mean's
-    # division) forward; the backward's ones (the loss's gradient) and one launch for the
-    # gradients of nll_loss and log_softmax.
-    assert (forward, backward) == (6 if case != "sum" else 5, 2)
+    # Forward: log_softmax, the dense packing or the safe targets, gather and packing, the
+    # reduction and the mean's division. Backward: the ones of the loss's gradient and one
+    # launch for the gradients of nll_loss and log_softmax.
+    mean = "sum" not in case
+    assert forward == (5 if "gather" in case else 3) + mean
+    assert backward == 2
     assert forward < eager_forward and backward < eager_backward
     graphs = _graphs()
     assert [n for _, n in _kinds(graphs["forward"])] == [["aten._log_softmax.default"],
                                                          ["aten.nll_loss_forward.default"]]
     assert [n for _, n in _kinds(graphs["backward"])] == [
         ["aten.nll_loss_backward.default", "aten._log_softmax_backward_data.default"]]
+
+
+def test_dense_nll_loss_of_a_target_out_of_range_is_nan(device):
+    # Eager's gather faults on class 12 of 10; the dense route, which gathers nothing, makes
+    # the loss NaN instead of ignoring the row. (Tracing runs eager: it sees valid targets.)
+    x = torch.randn(4, 10).to(device)
+    compiled = torch_mimic.compile(lambda a, t: F.cross_entropy(a, t))
+    assert not torch.isnan(compiled(x, torch.tensor([1, 2, 3, -100]).to(device)).cpu())
+    assert torch.isnan(compiled(x, torch.tensor([1, 12, 3, -100]).to(device)).cpu())
 
 
 def test_nll_loss_gradient_read_elsewhere_keeps_log_softmax_backward_apart(device):

@@ -7,12 +7,17 @@ primitives allow (eager counts in brackets):
   the sum by 1/count; the division here rounds once, which is within one float32 rounding of it.
   reduction='none' is the squared error as one fused kernel [1].
 - mse_loss_backward: one fused kernel with eager's program [1].
-- nll_loss_forward, 2-D float32 input, no class weights, mean or sum: the targets made safe to
-  gather (ignored ones -> class 0), the gather, one elementwise launch that packs per row the
-  negated picked value (0 where ignored) and the kept flag into a [2, N] tensor, and one
-  reduction over N of both rows: the loss sum and total_weight; mean adds the division:
-  5 launches [8], sum 4 [7]. The sums may be tiled differently from eager's two reductions, so
-  they agree within the bound of a reordered float32 sum.
+- nll_loss_forward, 2-D float32 input, no class weights, mean or sum, by one of two routes
+  that end in one reduction of two rows, the loss sum and total_weight (mean adds the
+  division):
+    dense, for N x C up to _DENSE_ELEMENTS: one elementwise launch over [2, N, C] writes -x at
+    each kept target's class and 1 beside it (0 elsewhere): 3 launches [8], sum 2 [7]. A
+    target that is neither ignore_index nor a class makes the loss NaN (eager's gather faults).
+    gather, beyond: the targets made safe to gather (ignored ones -> class 0), the gather, and
+    one launch packing the negated picked values (0 where ignored) and the kept flags into
+    [2, N]: 5 launches [8], sum 4 [7]; a bad target faults in the gather as in eager.
+  Both sum other tiles than eager's two reductions (adding zeros is exact), so they agree
+  within the bound of a reordered float32 sum.
 - nll_loss_backward, same cases: one elementwise launch over [N, C] that writes -grad (divided by
   total_weight for mean) where the class is the kept target and 0 elsewhere [6]. When its only
   reader is _log_softmax_backward_data (cross_entropy), the same launch computes that backward
@@ -35,6 +40,10 @@ _F32 = torch.float32
 _I64 = torch.int64
 _NONE, _MEAN, _SUM = 0, 1, 2  # at::Reduction
 _EXACT = 2 ** 24  # integers float32 holds exactly up to here
+# nll_loss_forward's dense route up to this many input elements (N x C), the gather route
+# beyond: on the default preset the two cost the same simulated time near 60K elements
+# (16.3 us each at 256 x 200; 256 x 300: gather 16.3, dense 18.8; 256 x 10: 16.3 against 11.3).
+_DENSE_ELEMENTS = 32768
 _SQUARED_ERROR = "x0 x1 sub x0 x1 sub mul"
 
 
@@ -77,42 +86,64 @@ class MseLossKernel(Kernel):
 
 
 class NllLossKernel(Kernel):
-    """nll_loss_forward: (output, total_weight) from the [N, C] log-probabilities and targets."""
+    """nll_loss_forward: (output, total_weight) from the [N, C] log-probabilities and targets,
+    by one of two routes (see the module's description): dense for small N x C, else gather."""
 
     kind = "loss"
-    _selector = _PerDevice(lambda: torch.tensor([[True], [False]]))
-    # Row 0: -picked where kept, else 0; row 1: the kept flag.
+    _selector = _PerDevice(lambda: torch.tensor([True, False]).view(2, 1, 1))
+    # Gather route, over [2, N]: row 0 -picked where kept, else 0; row 1 the kept flag.
     _PACK = "x0 x2 s0 ne x1 neg 0 where x2 s0 ne 1 0 where where"
+    # Dense route, over [2, N, C]: row 0 -x at each kept target's class, NaN on every class of
+    # a row whose target is neither ignored nor a class, else 0; row 1 1 at each kept target.
+    _HIT = "x2 s0 ne x2 x3 eq and"
+    _BAD = "x2 s0 ne x2 0 lt x2 s1 ge or and"
+    _DENSE = f"x0 {_HIT} x1 neg {_BAD} s2 0 where where {_HIT} 1 0 where where"
 
-    def __init__(self, nodes, rows, mean, ignore_index):
+    def __init__(self, nodes, shape, mean, ignore_index):
         super().__init__(nodes)
-        self.rows = rows
+        self.rows, self.classes = shape
         self.mean = mean
         self.ignore = ignore_index
+        self.dense = self.rows * self.classes <= _DENSE_ELEMENTS
+        classes = self.classes
+        self._classes = _PerDevice(lambda: torch.arange(classes).view(1, 1, classes))
 
-    def __call__(self, x, target):
-        device = x.device
-        rows = self.rows
+    def _sums(self, x, target):
+        """[2] float32: the loss sum and total_weight."""
+        device, rows = x.device, self.rows
+        sums = torch.empty((2, 1, 1), dtype=_F32, device=device)
+        if rows == 0:
+            return sums.zero_().view(2)
+        selector = self._selector.get(device)
+        if self.dense:
+            packed = torch.empty((2, rows, self.classes), dtype=_F32, device=device)
+            launch(packed, [selector, x.unsqueeze(0), target.view(1, rows, 1),
+                            self._classes.get(device)], self._DENSE, _F32,
+                   [self.ignore, self.classes, float("nan")])
+            torch.ops.mimic.reduce(sums, packed, [1, 2], "sum", "", None, 1.0, False)
+            return sums.view(2)
         safe = launch(torch.empty((rows, 1), dtype=_I64, device=device), [target.view(rows, 1)],
                       "x0 s0 ne x0 0 where", _I64, [self.ignore])
         picked = torch.empty((rows, 1), dtype=_F32, device=device)
-        packed = torch.empty((2, rows), dtype=_F32, device=device)
-        sums = torch.zeros((2, 1), dtype=_F32, device=device) if rows == 0 else \
-            torch.empty((2, 1), dtype=_F32, device=device)
-        if rows > 0:
-            torch.ops.mimic.gather(picked, x, 1, safe)
-            launch(packed, [self._selector.get(device), picked.view(1, rows),
-                            target.view(1, rows)], self._PACK, _F32, [self.ignore])
-            torch.ops.mimic.reduce(sums, packed, [1], "sum", "", None, 1.0, False)
-        total_weight = sums[1, 0]
+        torch.ops.mimic.gather(picked, x, 1, safe)
+        packed = torch.empty((2, 1, rows), dtype=_F32, device=device)
+        launch(packed, [selector, picked.view(1, 1, rows), target.view(1, 1, rows)], self._PACK,
+               _F32, [self.ignore])
+        torch.ops.mimic.reduce(sums, packed, [2], "sum", "", None, 1.0, False)
+        return sums.view(2)
+
+    def __call__(self, x, target):
+        sums = self._sums(x, target)
+        total_weight = sums[1]
         if not self.mean:
-            return sums[0, 0], total_weight
-        output = launch(torch.empty((), dtype=_F32, device=device), [sums[0, 0], total_weight],
+            return sums[0], total_weight
+        output = launch(torch.empty((), dtype=_F32, device=x.device), [sums[0], total_weight],
                         "x0 x1 div", _F32)
         return output, total_weight
 
     def describe(self):
-        return dict(super().describe(), shape=(), program=f"gather; {self._PACK} -> sum")
+        program = self._DENSE if self.dense else f"gather; {self._PACK}"
+        return dict(super().describe(), shape=(), program=f"{program} -> sum")
 
 
 class NllLossBackwardKernel(Kernel):
@@ -198,7 +229,7 @@ def _nll_loss_forward(node, values):
     shape = _nll_case(values)
     if shape is None:
         return None
-    kernel = NllLossKernel([str(node.target)], shape[0], values["reduction"] == _MEAN,
+    kernel = NllLossKernel([str(node.target)], shape, values["reduction"] == _MEAN,
                            values["ignore_index"])
     return kernel, [values["self"], values["target"]]
 
