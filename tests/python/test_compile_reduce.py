@@ -87,17 +87,18 @@ def test_sum_and_mean_forward_is_bit_identical(device):
     assert ["aten.sum.dim_IntList", "aten.mul.Tensor"] in fused
 
 
-def _prologues(x, y):
-    return (x * y).sum(1), (x * x).mean(), x.abs().sum(0), (y * x).sum()
+def _prologues(x, y, w):
+    # w is broadcast along the rows: the map reads it with stride 0.
+    return (x * y).sum(1), (x * x).mean(), x.abs().sum(0), (y * x).sum(), (y * w).sum(0)
 
 
 def test_prologue_maps_read_the_inputs_in_one_launch(device):
     torch.manual_seed(1)
-    x, y = torch.randn(40, 70), torch.randn(40, 70)
-    eager = _run(_prologues, [x, y], device, compiled=False)
-    compiled = _run(_prologues, [x, y], device, compiled=True)
-    products = (x * y, x * x, x.abs(), x * y)
-    dims = (1, None, 0, None)
+    x, y, w = torch.randn(40, 70), torch.randn(40, 70), torch.randn(70)
+    eager = _run(_prologues, [x, y, w], device, compiled=False)
+    compiled = _run(_prologues, [x, y, w], device, compiled=True)
+    products = (x * y, x * x, x.abs(), x * y, y * w)
+    dims = (1, None, 0, None, 0)
     for a, b, terms, dim in zip(eager[0], compiled[0], products, dims):
         # A map may tile the reduction differently: a reordered sum, per output.
         count = terms.shape[dim] if dim is not None else terms.numel()
@@ -108,8 +109,9 @@ def test_prologue_maps_read_the_inputs_in_one_launch(device):
     assert _kinds(forward) == [("reduce", ["aten.mul.Tensor", "aten.sum.dim_IntList"]),
                                ("reduce", ["aten.mul.Tensor", "aten.mean.default"]),
                                ("reduce", ["aten.abs.default", "aten.sum.dim_IntList"]),
-                               ("reduce", ["aten.mul.Tensor", "aten.sum.default"])]
-    assert [k["map"] for k in forward["kernels"]] == ["mul", "square", "abs", "mul"]
+                               ("reduce", ["aten.mul.Tensor", "aten.sum.default"]),
+                               ("reduce", ["aten.mul.Tensor", "aten.sum.dim_IntList"])]
+    assert [k["map"] for k in forward["kernels"]] == ["mul", "square", "abs", "mul", "mul"]
 
 
 def test_prologue_launch_count(device):
