@@ -96,7 +96,8 @@ def train(options, rank, world_size):
               "profiled_steps": [first_profiled + 1, options.steps]}
     if options.compile:
         reports = torch_mimic.compile_report()
-        result["compile"] = dict(compile_summary.summarize("default", ["TinyLM"], reports,
+        names = [report["name"] for report in reports]
+        result["compile"] = dict(compile_summary.summarize("default", names, reports,
                                                            prof.trace), report=None)
     with open(options.result, "w") as out:
         json.dump(result, out, indent=1)

@@ -18,9 +18,9 @@ COMPILE_HELP = (
     "--compile-mode, whatever mode it asks for, and the report adds, per compiled model or "
     "function, its captures, recompiles and fused kernels, and the share of kernel time the "
     "fused kernels took (in the kernel table they are named by the ops they contain, e.g. "
-    "'mimic_pointwise_3 [aten.add+aten.relu]'); compile_report() is saved beside the trace as "
-    "TRACE.compile.json. --compile compiles nothing by itself: a script that never calls "
-    "torch_mimic.compile runs eager, and the report says so")
+    "'mimic_pointwise_3 [aten.add+aten.relu]'); compile_report() is saved beside the trace "
+    "(SCRIPT.trace.compile.json by default). --compile compiles nothing by itself: a script "
+    "that never calls torch_mimic.compile runs eager, and the report says so")
 
 
 def add_parser(subparsers):
