@@ -59,6 +59,17 @@ def _device_index(args):
     return None
 
 
+def _min_cut_partition(joint_module, joint_inputs):
+    """functorch's min-cut partition, or its default one for the joint graphs on which 1.13's
+    min-cut emits a backward graph that does not compile (an "Invalid Node" among its outputs,
+    e.g. for sgn(pow(a, b)) with a tensor exponent)."""
+    aot = _aot()
+    try:
+        return aot.min_cut_rematerialization_partition(joint_module, joint_inputs)
+    except SyntaxError:
+        return aot.default_partition(joint_module, joint_inputs)
+
+
 class _Refused(Exception):
     """A captured graph that must not be replayed (data-dependent output shapes)."""
 
@@ -139,8 +150,8 @@ class _Compiled:
                 return _compile_lower.boxed(graph_module)
             return compile_graph
 
-        partition = (aot.min_cut_rematerialization_partition
-                     if PARTITIONER == "min_cut_rematerialization" else aot.default_partition)
+        partition = (_min_cut_partition if PARTITIONER == "min_cut_rematerialization"
+                     else aot.default_partition)
         options = dict(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
                        partition_fn=partition)
         if forward is not None:
