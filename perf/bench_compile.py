@@ -16,6 +16,7 @@ builds) and peak device memory. Ratios are compiled / eager.
 
 Run after a build:  PYTHONPATH=build/python /usr/bin/python3 perf/bench_compile.py [models...]
 """
+import gc
 import os
 import statistics
 import sys
@@ -98,6 +99,7 @@ def _profiled(step):
 
 
 def measure(name, way, device):
+    gc.collect()  # the previous way's model and state: cycles keep them alive until collected
     step = _setup(name, way, device)
     torch_mimic.synchronize()
     start = time.perf_counter()

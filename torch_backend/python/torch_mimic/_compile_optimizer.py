@@ -186,41 +186,53 @@ def _replay(calls):
                 out.copy_(value)
 
 
+class _Program:
+    """The program text of one written value, with the tensors (x0, x1, ...) and scalars (s0,
+    s1, ...) it reads. A value another launch writes is read from its tensor once written
+    (``after``); a tensor some launch overwrites is read before that (``before``)."""
+
+    def __init__(self, key, value, needed, final):
+        self.key, self.needed, self.final = key, needed, final
+        self.inputs, self.scalars = [], []
+        self.after, self.before = set(), set()
+        self.text = self._text(value, True)
+
+    def _text(self, node, top):
+        if isinstance(node, _Pending) and (top or id(node) not in self.final):
+            tokens = [self._text(operand, False) for operand in node.operands]
+            program = node.program
+            for index in reversed(range(len(tokens))):
+                program = program.replace("{" + str(index) + "}", tokens[index])
+            return program
+        if isinstance(node, _Pending):
+            writer = self.final[id(node)]
+            source = self.needed[writer][0]
+            self.after.add(writer)
+        elif isinstance(node, torch.Tensor):
+            source = node
+            if node.data_ptr() in self.needed and node.data_ptr() != self.key:
+                self.before.add(node.data_ptr())
+        else:
+            self.scalars.append(node)
+            return f"s{len(self.scalars) - 1}"
+        if not any(source is i for i in self.inputs):
+            self.inputs.append(source)
+        return f"x{next(i for i, t in enumerate(self.inputs) if t is source)}"
+
+
 def _plan(needed):
     """The launches for ``needed`` (data_ptr -> (tensor, _Pending)): (program, scalars, outs,
     inputs per out) in an order that reads each tensor's old value before it is overwritten and
     a written value after it is written; None when no such plan fits the kernel's limits."""
     final = {id(value): key for key, (_, value) in needed.items()}
     programs = {}
-    after, before = {key: set() for key in needed}, {key: set() for key in needed}
+    after, before = {}, {}
     for key, (tensor, value) in needed.items():
-        inputs, scalars = [], []
-
-        def text(node, top):
-            if isinstance(node, _Pending) and (top or id(node) not in final):
-                tokens = [text(operand, False) for operand in node.operands]
-                program = node.program
-                for index in reversed(range(len(tokens))):
-                    program = program.replace("{" + str(index) + "}", tokens[index])
-                return program
-            if isinstance(node, _Pending):  # another written value: read it once written
-                source = needed[final[id(node)]][0]
-                after[key].add(final[id(node)])
-            elif isinstance(node, torch.Tensor):
-                source = node
-                if node.data_ptr() in needed and node.data_ptr() != key:
-                    before[key].add(node.data_ptr())  # its old value: read before it changes
-            else:
-                scalars.append(node)
-                return f"s{len(scalars) - 1}"
-            if not any(source is i for i in inputs):
-                inputs.append(source)
-            return f"x{next(i for i, t in enumerate(inputs) if t is source)}"
-
-        program = text(value, True)
-        if len(inputs) > _MAX_INPUTS or len(scalars) > _MAX_SCALARS:
+        built = _Program(key, value, needed, final)
+        if len(built.inputs) > _MAX_INPUTS or len(built.scalars) > _MAX_SCALARS:
             return None
-        programs[key] = (program, tuple(scalars), tensor, inputs)
+        after[key], before[key] = built.after, built.before
+        programs[key] = (built.text, tuple(built.scalars), tensor, built.inputs)
     order = _order(list(needed), after, before,
                    {key: programs[key][:2] for key in programs})
     if order is None:
