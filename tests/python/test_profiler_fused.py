@@ -103,3 +103,13 @@ def test_a_kernel_class_made_while_profiling_is_labelled(device):
     assert torch.equal(out.cpu(), torch.full((4,), 2.0))
     assert "mimic_doubling [aten.mul]" in {a["name"] for a in kernels_of(prof.trace)}
     assert "_plain_call" not in Doubling.__dict__
+
+
+def test_fused_kernels_show_by_name_in_torch_profiler(device):
+    compiled, x = compiled_pointwise(device)
+    with torch.profiler.profile() as prof:
+        compiled(x)
+    # The host range and the device kernel the bridge reports under its name.
+    counts = {event.key: event.count for event in prof.key_averages()}
+    assert counts.get(LABEL) == 2, counts
+    assert Kernel.profiled_labels is None
