@@ -21,6 +21,7 @@ scalars, an order it cannot satisfy) runs as the eager ops it recorded, in order
 ``zero_grad`` defaults to ``set_to_none=True`` (PyTorch 2's default): no kernel clears the
 gradients, and the backward's gradient accumulation becomes a move instead of an add.
 """
+import functools
 import sys
 import types
 
@@ -35,6 +36,7 @@ _MAX_SCALARS = _lower_pointwise._MAX_SCALARS
 _SCALAR_TYPES = (int, float, bool)
 
 
+@functools.lru_cache(maxsize=None)
 def _per_tensor_names(name):
     """The per-tensor op's operand names in schema order (its entry with the most operands):
     a foreach op's arguments map onto them by position."""
