@@ -71,9 +71,11 @@ def test_backward_kernels_are_named_too(device):
     with profile() as prof:
         compiled(x).sum().backward()
     names = {a["name"] for a in kernels_of(prof.trace)}
-    assert any(n.endswith("[aten.gelu]") for n in names), names
-    # The GELU's backward is the epilogue of the mm that computes its incoming gradient.
-    assert any(n.endswith("[aten.mm+aten.gelu_backward]") for n in names), names
+    # Which kernel takes an op depends on the passes (the GEMM pass takes the GELU's backward
+    # as the epilogue of the mm computing its incoming gradient): look for the ops in labels.
+    labels = [n[n.index("[") + 1:-1].split("+") for n in names if n.startswith("mimic_")]
+    assert any("aten.gelu" in ops for ops in labels), names
+    assert any("aten.gelu_backward" in ops for ops in labels), names
 
 
 def test_kernel_calls_are_unwrapped_outside_profiling(device):
