@@ -202,3 +202,20 @@ def test_refusals_run_the_gemm_eagerly(device, case):
                     out if isinstance(out, tuple) else (out,)):
         assert torch.equal(o.cpu(), e.cpu())
     assert _gemms(torch_mimic.compile_report()[-1]) == []
+
+
+def test_epilogue_reads_bool_masks_and_scalars(device):
+    torch.manual_seed(6)
+    a, b = torch.randn(20, 30).to(device), torch.randn(30, 40).to(device)
+    mask = (torch.randn(20, 40) > 0).to(device)
+
+    def f(a, b, mask):
+        return torch.where(mask, a @ b, 0.0).masked_fill(~mask, 2.0) * 0.75
+
+    with torch.no_grad():
+        eager = f(a, b, mask)
+        out = torch_mimic.compile(f)(a, b, mask)
+    assert torch.equal(out.cpu(), eager.cpu())
+    [kernel] = _gemms(torch_mimic.compile_report()[-1])
+    assert kernel["nodes"][:3] == ["aten.mm.default", "aten.where.self",
+                                   "aten.masked_fill.Scalar"]

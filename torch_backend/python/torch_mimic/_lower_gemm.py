@@ -281,6 +281,8 @@ def _epilogue(gemm):
                 return None
             if list(user.args).count(current) != 1 or user.kwargs:
                 return None
+            if {"rand", "idx"} & set(kernel.program.split(" ")):
+                return None  # C's tiles are not runs of its row-major element indices
             return user, chain, list(user.args).index(current)
         if _reshape_steps(user) is None or user.args[0] is not current:
             return None
