@@ -88,12 +88,10 @@ class _Recorder(TorchDispatchMode):
         return entry[1] if entry is not None else t
 
     def _record(self, func, args, kwargs):
-        schema = func._schema
-        if not schema.name.startswith("aten::_foreach_"):
+        op = _foreach_op(func)
+        if op is None:
             return _NOT_FUSED
-        name = schema.name[len("aten::_foreach_"):]
-        in_place = name.endswith("_")
-        name = name.rstrip("_")
+        name, in_place, names, schema = op
         values = list(args) + [kwargs.get(a.name, a.default_value)
                                for a in schema.arguments[len(args):]]
         lists = [v for v in values if isinstance(v, (list, tuple))]
@@ -103,10 +101,9 @@ class _Recorder(TorchDispatchMode):
         device = values[0][0].device if count else None
         if count == 0 or device.type == "cpu" or any(len(v) != count for v in lists):
             return _NOT_FUSED
-        names = _per_tensor_names(name)
         if len(values) > len(names):
             return _NOT_FUSED
-        elements = []
+        elements, entries = [], {}
         for j in range(count):
             element = {}
             for argument_name, value in zip(names, values):
@@ -117,7 +114,11 @@ class _Recorder(TorchDispatchMode):
                 elif value is not None and type(value) not in _SCALAR_TYPES:
                     return _NOT_FUSED
                 element[argument_name] = value
-            entry = _lower_pointwise.table_entry(name, element)
+            # The entry depends on the scalars only (alpha, an exponent): one lookup per value.
+            scalars = tuple(v for v in element.values() if not isinstance(v, torch.Tensor))
+            entry = entries.get(scalars, _NOT_FUSED)
+            if entry is _NOT_FUSED:
+                entry = entries[scalars] = _lower_pointwise.table_entry(name, element)
             if entry is None or entry.result not in ("promoted", "promoted_float",
                                                      "first_operand"):
                 return _NOT_FUSED
@@ -160,18 +161,37 @@ class _Recorder(TorchDispatchMode):
 _NOT_FUSED = object()
 
 
+@functools.lru_cache(maxsize=None)
+def _foreach_op(func):
+    """(per-tensor op name, in place, its operand names, schema) of a _foreach_ overload, or
+    None for any other op."""
+    schema = func._schema
+    if not schema.name.startswith("aten::_foreach_"):
+        return None
+    name = schema.name[len("aten::_foreach_"):]
+    return name.rstrip("_"), name.endswith("_"), _per_tensor_names(name.rstrip("_")), schema
+
+
+def _tensors(values):
+    """The tensors among ``values`` and in the lists and tuples among them (an op's arguments
+    are one level deep)."""
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            yield from (v for v in value if isinstance(v, torch.Tensor))
+
+
 def _touches_device(args, kwargs):
-    flat = torch.utils._pytree.tree_flatten((args, kwargs))[0]
-    return any(isinstance(v, torch.Tensor) and v.device.type != "cpu" for v in flat)
+    return any(t.device.type != "cpu" for t in _tensors(list(args) + list(kwargs.values())))
 
 
 def _held_references(calls):
     """How many references the recorded calls hold to each tensor (by data_ptr)."""
     held = {}
     for _, args, kwargs, outputs in calls:
-        for value in torch.utils._pytree.tree_flatten((args, kwargs, outputs))[0]:
-            if isinstance(value, torch.Tensor):
-                held[value.data_ptr()] = held.get(value.data_ptr(), 0) + 1
+        for t in _tensors(list(args) + list(kwargs.values()) + [outputs or ()]):
+            held[t.data_ptr()] = held.get(t.data_ptr(), 0) + 1
     return held
 
 
