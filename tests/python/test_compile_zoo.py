@@ -110,10 +110,11 @@ def test_tracing_leaves_batch_norm_buffers_as_one_eager_step(device):
     assert "aten.clone.default" not in forward["eager_nodes"]
 
 
-def test_batch_norm_updates_without_grad(device):
+@pytest.mark.parametrize("without_grad", [torch.no_grad, torch.inference_mode])
+def test_batch_norm_updates_without_grad(device, without_grad):
     eager, model = _batch_norm_pair(device)
     compiled = torch_mimic.compile(model)
-    with torch.no_grad():
+    with without_grad():
         for scale in (1.0, 2.0, 3.0):
             x = (torch.randn(8, 6) * scale).to(device)
             assert torch.equal(compiled(x).cpu(), eager(x).cpu())

@@ -30,7 +30,9 @@ class BufferForward:
                 dict(_named_buffers(self.module, remove_duplicate=False)))
 
     def __call__(self, parameters, buffers, *args, **kwargs):
-        working = {name: buffer.clone() for name, buffer in buffers.items()}
+        # Clones that count their versions even in inference mode.
+        with torch.inference_mode(False):
+            working = {name: buffer.clone() for name, buffer in buffers.items()}
         versions = {name: value._version for name, value in working.items()}
         out = stateless.functional_call(self.module, {**parameters, **working}, args, kwargs)
         written = tuple(name for name, value in working.items()
