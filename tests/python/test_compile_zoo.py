@@ -106,8 +106,11 @@ def test_tracing_leaves_batch_norm_buffers_as_one_eager_step(device):
     for (key, ours), theirs in zip(model.named_buffers(), eager.buffers()):
         assert torch.equal(ours.cpu(), theirs.cpu()), key
     forward = torch_mimic.compile_report()[-1]["captures"][0]["graphs"]["forward"]
-    # The buffers are updated in place or written back: no clone of them runs.
+    # The buffers are updated in place, as eager does: no clone of them, and the count's
+    # increment is eager's add_ rather than an add copied back.
     assert "aten.clone.default" not in forward["eager_nodes"]
+    assert forward["eager_nodes"].get("aten.add_.Tensor") == 1
+    assert "aten.add.Tensor" not in forward["eager_nodes"]
 
 
 @pytest.mark.parametrize("without_grad", [torch.no_grad, torch.inference_mode])

@@ -136,8 +136,7 @@ class _Compiled:
                     restore()
                     reason = _compile_lower.data_dependent(graph_module)
                     if reason is None and forward is not None:
-                        reason = share_buffers(graph_module, example_inputs,
-                                               list(self._module.buffers()))
+                        reason = share_buffers(graph_module, example_inputs, forward)
                     if reason is not None:
                         raise _Refused(reason)
                 built = time.perf_counter()

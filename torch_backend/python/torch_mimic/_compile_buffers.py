@@ -8,11 +8,16 @@ were) and returns the new value of each buffer an in-place op wrote; ``write_bac
 into the module after each call. ``share_buffers`` then takes the clones out of the compiled
 forward: native_batch_norm writes its running statistics into its arguments without saying so
 in its 1.13 schema (no version bump, no functionalization), so with the clone replaced by the
-buffer the replay updates the buffer in place, as eager does, at no extra copy.
+buffer the replay updates the buffer in place, as eager does, at no extra copy; and a new value
+that is one functional op on its buffer (the count's add) becomes that op's in-place variant,
+which leaves nothing to copy back.
 """
 import torch
+import torch.utils._pytree as pytree
 from functorch._src.named_members_polyfill import _named_buffers, _named_parameters
 from torch.nn.utils import stateless
+
+from ._compile_graph import tensor_meta
 
 
 class BufferForward:
@@ -22,6 +27,7 @@ class BufferForward:
     def __init__(self, module):
         self.module = module
         self.written = None  # names of the buffers whose new values the traced forward returns
+        self.leaves = None  # tensors and other leaves of the module's output, before those
 
     def state(self):
         """The parameters and buffers by name, duplicates kept: the traced function's first
@@ -41,6 +47,7 @@ class BufferForward:
             raise RuntimeError(f"torch_mimic.compile: the traces of {type(self.module).__name__} "
                                f"wrote different buffers ({self.written} and {written})")
         self.written = written
+        self.leaves = len(pytree.tree_flatten(out)[0])
         return out, [working[name] for name in written]
 
     def write_back(self, buffers, values):
@@ -53,9 +60,10 @@ class BufferForward:
                     buffer.copy_(value)
 
 
-def share_buffers(graph_module, example_inputs, buffers):
-    """Rewrites a captured forward so that it reads the module's ``buffers`` in place of the
-    clones BufferForward made of them. Returns why it cannot, or None.
+def share_buffers(graph_module, example_inputs, forward):
+    """Rewrites a forward captured from ``forward`` (a BufferForward) so that it reads the
+    module's buffers in place of the clones made of them, and updates a buffer in place where
+    its new value is one functional op on it. Returns why it cannot, or None.
 
     A buffer input whose one user is its clone can be read instead of the clone: the values are
     the same, and a write the graph makes into the clone (one AOT autograd cannot see, as
@@ -63,11 +71,15 @@ def share_buffers(graph_module, example_inputs, buffers):
     argument of the call is read by the graph both ways, which 1.13's AOT autograd does not
     keep in step with the writes. (Buffers shared by two modules are tied by functional_call
     and deduplicated by AOT autograd: one input, one clone.)"""
-    owned = {id(b) for b in buffers}
+    buffers = dict(_named_buffers(forward.module, remove_duplicate=False))
+    owned = {id(b) for b in buffers.values()}
     graph = graph_module.graph
-    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    for node, value in zip(placeholders, example_inputs):
-        if id(value) not in owned or not node.users:
+    inputs = {}
+    for node, value in zip((n for n in graph.nodes if n.op == "placeholder"), example_inputs):
+        if id(value) not in owned:
+            continue
+        inputs[id(value)] = node
+        if not node.users:
             continue
         users = list(node.users)
         if len(users) != 1 or users[0].target is not torch.ops.aten.clone.default:
@@ -76,5 +88,44 @@ def share_buffers(graph_module, example_inputs, buffers):
         clone = users[0]
         clone.replace_all_uses_with(node)
         graph.erase_node(clone)
+    output = next(n for n in graph.nodes if n.op == "output")
+    values = list(output.args[0])
+    replaced = []
+    for index, name in enumerate(forward.written):
+        position = forward.leaves + index
+        buffer = inputs.get(id(buffers[name]))
+        updated = _in_place(graph, values[position], buffer, buffers[name], output, values)
+        if updated is not None:
+            replaced.append(values[position])
+            values[position] = updated
+    output.args = (values,)
+    for node in replaced:
+        graph.erase_node(node)
     graph_module.recompile()
     return None
+
+
+def _in_place(graph, node, buffer, value, output, values):
+    """An in-place node standing for ``node``, a functional op whose first argument is the
+    ``buffer`` input it is the new value of (num_batches_tracked + 1), or None when it is not
+    such an op or something else reads the buffer: eager's one in-place launch instead of the
+    op and a copy back."""
+    if (buffer is None or node.op != "call_function" or not node.args or node.args[0] is not buffer
+            or not isinstance(node.target, torch._ops.OpOverload) or list(buffer.users) != [node]
+            or list(node.users) != [output] or values.count(node) != 1):
+        return None
+    meta = tensor_meta(node)
+    if meta is None or tuple(meta[0]) != tuple(value.shape) or meta[1] != value.dtype:
+        return None
+    name = node.target._schema.name
+    if not name.startswith("aten::"):
+        return None
+    try:
+        packet = getattr(torch.ops.aten, name[len("aten::"):] + "_")
+        overload = getattr(packet, node.target._overloadname)
+    except (AttributeError, RuntimeError):  # no in-place variant
+        return None
+    with graph.inserting_before(node):
+        updated = graph.call_function(overload, node.args, node.kwargs)
+    updated.meta = dict(node.meta)
+    return updated
