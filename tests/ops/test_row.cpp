@@ -10,6 +10,7 @@
 
 #include "reduce_test.h"
 #include "strided_host.h"
+#include "torch_backend/ops/kernel_cache.h"
 #include "torch_backend/ops/row.h"
 
 namespace {
@@ -245,16 +246,37 @@ TEST_F(RowTest, LayerNorm) {
   expectLayerNorm({{DType::BF16, DType::BF16, 1, 2, 9000}, DType::BF16, DType::BF16});
 }
 
-void expectLayerNormBackward(const NormCase& k, bool wantInput = true, uint32_t seed = 4) {
+// Where the parameter gradients go: tensors of their own (the bias's strided), or the rows of
+// one [2, N] tensor, the weight's first or the bias's (one reduction sums both).
+enum class Params { Separate, WeightFirst, BiasFirst };
+
+int64_t launchCount() {
+  const mimic::ops::KernelCacheStats stats = mimic::ops::kernelCacheStats();
+  return stats.hits + stats.misses;
+}
+
+// `launches`, when given, receives the number of kernels the call launched.
+void expectLayerNormBackward(const NormCase& k, bool wantInput = true,
+                             Params params = Params::Separate, int64_t* launches = nullptr,
+                             uint32_t seed = 4) {
   const Case& r = k.rows;
   SCOPED_TRACE("layer_norm_backward " + describe(r) + (k.weight ? " w" : "") +
-               (wantInput ? " dx" : ""));
+               (wantInput ? " dx" : "") + " params " + std::to_string(static_cast<int>(params)));
   std::mt19937 rng(seed);
   Strided x(r.in, {r.g, r.c, r.n}, rowStrides(r.g, r.c, r.n, r.strided));
   Strided dy(r.in, {r.g, r.c, r.n});
   Strided dx(r.out, {r.g, r.c, r.n});
   Strided mean(k.stat, {r.g, r.c}), rstd(k.stat, {r.g, r.c});
-  Strided w(k.param, {r.n}), dw(k.param, {r.n}), db(k.param, {r.n}, {3});
+  Strided w(k.param, {r.n}), ownDw(k.param, {r.n}), ownDb(k.param, {r.n}, {3});
+  Strided both(k.param, {2, r.n});
+  const bool joint = params != Params::Separate;
+  const int64_t weightRow = params == Params::BiasFirst ? 1 : 0;
+  auto row = [&](int64_t i) {
+    auto* first = static_cast<uint8_t*>(both.view().data) + i * r.n * sizeOf(k.param);
+    return mimic::ops::TensorView{first, k.param, {r.n}, {1}};
+  };
+  auto dwAt = [&](int64_t n) { return joint ? at2(both, weightRow, n) : at1(ownDw, n); };
+  auto dbAt = [&](int64_t n) { return joint ? at2(both, 1 - weightRow, n) : at1(ownDb, n); };
   fillRandom(x, rng, -1, 3);
   fillRandom(dy, rng, -1, 1);
   fillRandom(w, rng, -2, 2);
@@ -270,12 +292,13 @@ void expectLayerNormBackward(const NormCase& k, bool wantInput = true, uint32_t 
   }
   for (Strided* s : {&x, &dy, &mean, &rstd, &w}) s->upload();
   DeviceWorkspace workspace;
-  mimic::ops::layerNormBackward({}, wantInput ? dx.view() : mimic::ops::TensorView{}, dw.view(),
-                                db.view(), dy.view(), x.view(), mean.view(), rstd.view(),
-                                k.weight ? w.view() : mimic::ops::TensorView{}, workspace.get());
-  dx.download();
-  dw.download();
-  db.download();
+  const int64_t before = launchCount();
+  mimic::ops::layerNormBackward(
+      {}, wantInput ? dx.view() : mimic::ops::TensorView{}, joint ? row(weightRow) : ownDw.view(),
+      joint ? row(1 - weightRow) : ownDb.view(), dy.view(), x.view(), mean.view(), rstd.view(),
+      k.weight ? w.view() : mimic::ops::TensorView{}, workspace.get(), joint);
+  if (launches != nullptr) *launches = launchCount() - before;
+  for (Strided* s : {&dx, &ownDw, &ownDb, &both}) s->download();
   const double slack = (32 + r.n) * kU32;
   std::vector<double> dwRef(r.n, 0), dbRef(r.n, 0), dwMag(r.n, 0), dbMag(r.n, 0);
   for (int64_t g = 0; g < r.g; ++g) {
@@ -313,9 +336,9 @@ void expectLayerNormBackward(const NormCase& k, bool wantInput = true, uint32_t 
   const double rows = static_cast<double>(r.g * r.c);
   for (int64_t n = 0; n < r.n; ++n) {
     const double xs = (rows + r.n + 32) * kU32;
-    ASSERT_NEAR(at1(dw, n), dwRef[n], xs * dwMag[n] * 4 + unitOf(k.param) * std::fabs(dwRef[n]))
+    ASSERT_NEAR(dwAt(n), dwRef[n], xs * dwMag[n] * 4 + unitOf(k.param) * std::fabs(dwRef[n]))
         << "dw[" << n << "]";
-    ASSERT_NEAR(at1(db, n), dbRef[n], xs * dbMag[n] + unitOf(k.param) * std::fabs(dbRef[n]))
+    ASSERT_NEAR(dbAt(n), dbRef[n], xs * dbMag[n] + unitOf(k.param) * std::fabs(dbRef[n]))
         << "db[" << n << "]";
   }
 }
@@ -328,6 +351,21 @@ TEST_F(RowTest, LayerNormBackward) {
   expectLayerNormBackward({{DType::BF16, DType::BF16, 2, 8, 96}, DType::BF16, DType::BF16});
   expectLayerNormBackward({{DType::F16, DType::F16, 1, 6, 70}, DType::F16, DType::F32});
   expectLayerNormBackward({{DType::F32, DType::F32, 1, 3, 9000}});  // chunked
+}
+
+TEST_F(RowTest, LayerNormBackwardParameterGradientsInOneTensor) {
+  // One reduction sums both gradients: one launch (or a split reduction's two) fewer.
+  int64_t separate = 0, joint = 0;
+  expectLayerNormBackward({{DType::F32, DType::F32, 1, 40, 64}}, true, Params::Separate, &separate);
+  expectLayerNormBackward({{DType::F32, DType::F32, 1, 40, 64}}, true, Params::WeightFirst, &joint);
+  EXPECT_LT(joint, separate);
+  for (Params p : {Params::WeightFirst, Params::BiasFirst}) {
+    expectLayerNormBackward({{DType::F32, DType::F32, 1, 40, 64}}, true, p);
+    expectLayerNormBackward({{DType::F32, DType::F32, 2, 50, 3, true}}, false, p);
+    expectLayerNormBackward({{DType::BF16, DType::BF16, 2, 8, 96}, DType::BF16, DType::BF16}, true,
+                            p);
+    expectLayerNormBackward({{DType::F32, DType::F32, 1, 3, 9000}}, true, p);  // chunked
+  }
 }
 
 TEST_F(RowTest, EmptyViewsLaunchNothing) {

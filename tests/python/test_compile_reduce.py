@@ -200,6 +200,31 @@ def test_transformer_layer_is_bit_identical(device):
         assert torch.equal(a, b)
 
 
+def test_layer_norm_parameter_gradients_take_one_reduction(device):
+    torch.manual_seed(7)
+    norm = nn.LayerNorm(48).to(device)
+    x = torch.randn(6, 20, 48).to(device).requires_grad_()
+    grad = torch.randn(6, 20, 48).to(device)
+
+    def backward_launches(runner):
+        runner(x).backward(grad)  # the compile and the gradients' allocation
+        out = runner(x)
+        torch_mimic.synchronize()
+        before = _launches()
+        out.backward(grad)
+        return _launches() - before, [t.grad.cpu() for t in (x, norm.weight, norm.bias)]
+
+    eager, eager_grads = backward_launches(norm)
+    for t in (x, norm.weight, norm.bias):
+        t.grad = None
+    compiled, grads = backward_launches(torch_mimic.compile(norm))
+    # The row kernel, the reductions of the weight's and the bias's partial sums (one when
+    # compiled) and the three gradients' accumulation.
+    assert (eager, compiled) == (6, 5)
+    for a, b in zip(eager_grads, grads):
+        assert torch.equal(a, b)
+
+
 def test_row_ops_of_other_dtypes_run_eager(device):
     x = torch.randn(4, 8, dtype=torch.float16).to(device)
     fn = lambda a: torch.softmax(a, -1)  # noqa: E731

@@ -160,11 +160,14 @@ void layerNormBackward(const c10::optional<at::Tensor>& gradInput,
     workspaces.push_back(emptyOnDevice({static_cast<int64_t>(bytes)}, at::kByte, input.device()));
     return workspaces.back().data_ptr();
   };
+  // Views of one tensor lie in one allocation: one reduction may store both sums.
+  const bool oneAllocation =
+      gradWeight.has_value() && gradBias.has_value() && gradWeight->is_alias_of(*gradBias);
   onDevice(op, [&] {
     ops::layerNormBackward(launchContextOf(input), optionalView(gradInput, input, op),
                            optionalView(gradWeight, input, op), optionalView(gradBias, input, op),
                            viewOf(gradOut), viewOf(input), viewOf(mean), viewOf(rstd),
-                           optionalView(weight, input, op), allocate);
+                           optionalView(weight, input, op), allocate, oneAllocation);
   });
 }
 

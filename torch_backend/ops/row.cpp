@@ -2,6 +2,7 @@
 // and bias gradients are reduced from the kernel's per-workgroup partial sums.
 #include "torch_backend/ops/row.h"
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -63,6 +64,20 @@ void checkStatistics(const char* op, const TensorView& in, const TensorView& mea
   checkView(op, "mean", mean, statSizes(in));
   checkView(op, "rstd", rstd, statSizes(in));
   if (mean.dtype != rstd.dtype) fail(op, "mean and rstd have different dtypes");
+}
+
+// Elements from gradWeight to gradBias when one reduction can store both, as the rows of a
+// [2, N] view: one dtype and stride, a whole number of elements apart, not overlapping; else 0.
+int64_t jointGap(const TensorView& weight, const TensorView& bias, int64_t n) {
+  if (weight.data == nullptr || bias.data == nullptr || weight.dtype != bias.dtype ||
+      weight.strides[0] != bias.strides[0]) {
+    return 0;
+  }
+  const int64_t size = isa::dtypeSize(weight.dtype);
+  const int64_t bytes = static_cast<const char*>(bias.data) - static_cast<const char*>(weight.data);
+  if (bytes % size != 0) return 0;
+  const int64_t gap = bytes / size;
+  return std::abs(gap) >= n * std::abs(weight.strides[0]) ? gap : 0;
 }
 
 }  // namespace
@@ -135,8 +150,8 @@ void layerNorm(const LaunchContext& ctx, const TensorView& out, const TensorView
 void layerNormBackward(const LaunchContext& ctx, const TensorView& gradInput,
                        const TensorView& gradWeight, const TensorView& gradBias,
                        const TensorView& gradOut, const TensorView& in, const TensorView& mean,
-                       const TensorView& rstd, const TensorView& weight,
-                       const Workspace& workspace) {
+                       const TensorView& rstd, const TensorView& weight, const Workspace& workspace,
+                       bool oneAllocation) {
   const char* op = "layer_norm_backward";
   checkRows(op, in);
   checkView(op, "in", in, in.sizes);
@@ -168,15 +183,26 @@ void layerNormBackward(const LaunchContext& ctx, const TensorView& gradInput,
   call.stat1 = rstd;
   call.col0 = weight;
   const detail::RowPlan plan = detail::planRows(call, ctx.device);
-  const int64_t n = in.sizes[2], parts = plan.workgroups();
+  const int64_t n = in.sizes[2], parts = plan.workgroups(), partElements = parts * n;
+  // Gradients one strided view apart (a [2, N] buffer's rows, either order) are summed by one
+  // reduction of the partials [2, workgroups, N]: the partials are laid out in their order.
+  const int64_t gap = oneAllocation ? jointGap(gradWeight, gradBias, n) : 0;
   if (partials) {
-    const int64_t partElements = parts * n;
     auto* base = static_cast<float*>(workspace(static_cast<size_t>(2 * partElements * 4)));
-    if (call.shape.part0) call.part0 = base;
-    if (call.shape.part1) call.part1 = base + partElements;
+    const bool biasFirst = gap < 0;
+    if (call.shape.part0) call.part0 = biasFirst ? base + partElements : base;
+    if (call.shape.part1) call.part1 = biasFirst ? base : base + partElements;
   }
   run(ctx, call, plan);
   // The parameter gradients: the partial sums [workgroups, N] summed over the workgroups.
+  if (gap != 0) {
+    const TensorView& first = gap > 0 ? gradWeight : gradBias;
+    TensorView source{
+        gap > 0 ? call.part0 : call.part1, DType::F32, {2, parts, n}, {partElements, n, 1}};
+    TensorView target{first.data, first.dtype, {2, 1, n}, {std::abs(gap), 0, first.strides[0]}};
+    reduce(ctx, target, source, {1}, ReduceKind::Sum, workspace);
+    return;
+  }
   const TensorView* grads[2] = {&gradWeight, &gradBias};
   void* sources[2] = {call.part0, call.part1};
   for (int i = 0; i < 2; ++i) {

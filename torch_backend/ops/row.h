@@ -38,10 +38,12 @@ void layerNorm(const LaunchContext& ctx, const TensorView& out, const TensorView
 //   gradWeight = sum over rows of dy xhat,   gradBias = sum over rows of dy.
 // Any of the three outputs may be null (data == nullptr) to skip it; gradWeight and gradBias
 // are 1-D [N] and take the workspace (f32 partial sums per workgroup, one reduction each).
+// `oneAllocation` says both lie in one device allocation (views of one tensor): then, when
+// they have one dtype and stride and do not overlap, one reduction sums both.
 void layerNormBackward(const LaunchContext& ctx, const TensorView& gradInput,
                        const TensorView& gradWeight, const TensorView& gradBias,
                        const TensorView& gradOut, const TensorView& in, const TensorView& mean,
-                       const TensorView& rstd, const TensorView& weight,
-                       const Workspace& workspace);
+                       const TensorView& rstd, const TensorView& weight, const Workspace& workspace,
+                       bool oneAllocation = false);
 
 }  // namespace mimic::ops

@@ -1,13 +1,16 @@
 """The row pass: float32 softmax, log_softmax, their backward, layer norm and its backward become
 calls of the backend's row-primitive code (ops_nn, ops_nn_norm) with their arguments bound when
 the graph is lowered, so a call skips the aten dispatcher and argument parsing; each is the one
-fused row kernel (plus a reduction per parameter gradient) that eager runs, with the same
-results bit for bit.
+fused row kernel that eager runs, with the same results bit for bit. Layer norm's backward puts
+the weight and bias gradients in the rows of one [2, N] tensor, which one reduction of the row
+kernel's partial sums fills (eager's separate tensors take one reduction each).
 
 Not fused here: a pointwise prologue into a row kernel (the residual add before layer norm,
 attention's dropout before softmax's backward). The row primitives read each operand from one
 tensor; taking a program needs a prologue in torch_backend/ops/row_kernel.
 """
+import math
+
 import torch
 
 from . import ops_nn, ops_nn_norm
@@ -100,10 +103,33 @@ def _layer_norm_backward(values):
     if not _float32(*tensors):
         return None
     normalized, mask = list(values["normalized_shape"]), list(values["output_mask"])
+    shape = tensor_meta(values["input"])[0]
+    axis = len(shape) - len(normalized)
+    if axis < 0 or list(shape[axis:]) != normalized or shape.numel() == 0:
+        return None  # eager's checks and its empty case
+    cols = math.prod(normalized)
+    rows = shape.numel() // cols
+    wants = [mask[0], mask[1] and values["weight"] is not None,
+             mask[2] and values["bias"] is not None]
 
     def run(grad, x, mean, rstd, weight, bias):
-        return ops_nn_norm.native_layer_norm_backward(grad, x, normalized, mean, rstd, weight,
-                                                      bias, mask)
+        device = x.device
+        grad_input = torch.empty(shape, dtype=_F32, device=device) if wants[0] else None
+        if wants[1] and wants[2]:
+            # Rows of one tensor: one reduction sums both (torch_backend/ops/row.h).
+            both = torch.empty((2, cols), dtype=_F32, device=device)
+            grad_weight, grad_bias = both[0].view(weight.shape), both[1].view(bias.shape)
+        else:
+            grad_weight = torch.empty(weight.shape, dtype=_F32, device=device) if wants[1] else None
+            grad_bias = torch.empty(bias.shape, dtype=_F32, device=device) if wants[2] else None
+        if any(wants):
+            torch.ops.mimic.layer_norm_backward(
+                None if grad_input is None else grad_input.view(1, rows, cols),
+                None if grad_weight is None else grad_weight.view(cols),
+                None if grad_bias is None else grad_bias.view(cols),
+                grad.reshape(1, rows, cols), x.reshape(1, rows, cols), mean.reshape(1, rows),
+                rstd.reshape(1, rows), None if weight is None else weight.reshape(cols))
+        return grad_input, grad_weight, grad_bias
 
     return run, tensors
 
