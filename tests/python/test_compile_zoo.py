@@ -4,6 +4,7 @@ running eager; and the buffer handling of compiled modules on small cases."""
 import pytest
 import torch
 from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import model_zoo
 import torch_mimic
@@ -16,6 +17,21 @@ EPS = torch.finfo(torch.float32).eps
 DROPOUT = {"mlp": 0.1, "cnn": 0.1, "transformer": 0.1}
 
 
+class _DropoutMasks(TorchDispatchMode):
+    """Records the masks dropout draws (bernoulli_ into a tensor of the input's shape), eager
+    or in a compiled graph, where the ops run as the graph's nodes."""
+
+    def __init__(self):
+        super().__init__()
+        self.masks = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func._schema.name == "aten::bernoulli_":
+            self.masks.append(out.detach().cpu())
+        return out
+
+
 def _state(model):
     """Parameters and floating-point buffers by name, on the CPU."""
     state = {name: p.detach().cpu().clone() for name, p in model.named_parameters()}
@@ -24,8 +40,8 @@ def _state(model):
 
 
 def _train(name, device, compiled):
-    """Losses of each step, the first step's output, mimic's RNG state after it, and the model
-    state after each step."""
+    """Losses of each step, the first step's output, its dropout masks and mimic's RNG state
+    after it, and the model state after each step."""
     kwargs = {"dropout": DROPOUT[name]} if name in DROPOUT else {}
     model, x, target = model_zoo.make(name, **kwargs)
     model, x, target = model.to(device).train(), x.to(device), target.to(device)
@@ -33,15 +49,17 @@ def _train(name, device, compiled):
     runner = torch_mimic.compile(model) if compiled else model
     torch_mimic.manual_seed(11)
     losses, states = [], [_state(model)]
-    first_output = rng_after_first = None
+    first = masks = None
     for _ in range(STEPS):
-        output, loss = model_zoo.train_step(name, runner, optimizer, x, target)
+        if first is None:
+            with _DropoutMasks() as masks:
+                output, loss = model_zoo.train_step(name, runner, optimizer, x, target)
+            first = (output.detach().cpu(), masks.masks, torch_mimic.get_rng_state())
+        else:
+            output, loss = model_zoo.train_step(name, runner, optimizer, x, target)
         losses.append(loss.item())
-        if first_output is None:
-            first_output = output.detach().cpu()
-            rng_after_first = torch_mimic.get_rng_state()
         states.append(_state(model))
-    return losses, first_output, rng_after_first, states
+    return losses, first, states
 
 
 def _path(states, name):
@@ -54,16 +72,22 @@ def _path(states, name):
 # input is the zoo's, the smallest on which its five stride-2 stages keep a 3x3 map.
 @pytest.mark.parametrize("name", ["mlp", "cnn", "transformer", "resnet18", "gpt"])
 def test_training_steps_match_eager(device, fallbacks, name):
-    eager_losses, eager_output, eager_rng, eager_states = _train(name, device, compiled=False)
+    eager_losses, (eager_output, eager_masks, eager_rng), eager_states = _train(
+        name, device, compiled=False)
     torch_mimic.reset_fallback_report()
-    losses, output, rng, states = _train(name, device, compiled=True)
+    losses, (output, masks, rng), states = _train(name, device, compiled=True)
     assert fallbacks() == {}
 
     for step, (ours, theirs) in enumerate(zip(losses, eager_losses)):
         assert ours == pytest.approx(theirs, rel=RELATIVE), f"loss of step {step + 1}"
-    # The first step's dropout masks: mimic's generator ends the step where eager's did (the
-    # tracing's draws were undone), and its output agrees; a different mask would move the
-    # dropped units' contributions by their own size, far beyond the bound.
+    # The first step's dropout masks: the compiled step drew its masks after the tracing's
+    # (undone), so its last ones are those its graph used; they are eager's, and mimic's
+    # generator ends the step where eager's did.
+    assert bool(eager_masks) == (name in DROPOUT)
+    if eager_masks:
+        assert len(masks) > len(eager_masks)
+        for ours, theirs in zip(masks[-len(eager_masks):], eager_masks):
+            assert torch.equal(ours, theirs)
     assert torch.equal(rng, eager_rng)
     torch.testing.assert_close(output, eager_output, rtol=RELATIVE,
                                atol=RELATIVE * eager_output.abs().max().item())
