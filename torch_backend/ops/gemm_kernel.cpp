@@ -190,7 +190,9 @@ int64_t GemmGen::runProgram(Reg count) {
   for (size_t i = 0; i < s_.inputColumnWalk.size(); ++i) {
     if (s_.program->usedInputs >> (i + 1) & 1u) buffers.inputs[i + 1] = at[buffer++];
   }
-  buffers.out = at[buffer++];
+  // An f32 result overwrites the accumulator: only the program's last operation writes it,
+  // element by element after reading it, so no tile-sized buffer is spent on it.
+  buffers.out = s_.type == DType::F32 ? 0 : at[buffer++];
   buffers.temps = at[buffer];
   buffers.tempBytes = s_.temps > 0 ? at[buffer + 1] - at[buffer] : 0;
   return emitTile(k_, *s_.program, buffers, {count, count, x_.scalars, 0});
@@ -360,7 +362,7 @@ std::vector<int> epilogueBufferBytes(const GemmShape& shape) {
   for (size_t i = 1; i < p.inputs.size(); ++i) {
     if (p.usedInputs >> i & 1u) bytes.push_back(isa::dtypeSize(p.inputs[i]));
   }
-  bytes.push_back(isa::dtypeSize(shape.type));  // the result
+  if (shape.type != DType::F32) bytes.push_back(isa::dtypeSize(shape.type));  // the result
   for (int t = 0; t < shape.temps; ++t) bytes.push_back(4);
   return bytes;
 }

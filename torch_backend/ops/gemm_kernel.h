@@ -95,7 +95,8 @@ constexpr int kGemmInputSlots = 5;
 GemmExtraArgs gemmExtraArgs(const GemmShape& shape);
 
 // The element size of each tile buffer the epilogue program needs (gemm_plan.h's
-// gemmEpilogueOffsets): its used inputs, its result in C's type, its temporaries in f32.
+// gemmEpilogueOffsets): its used inputs, its result in C's type (f16 and bf16 only: an f32
+// result goes to the accumulator), its temporaries in f32.
 std::vector<int> epilogueBufferBytes(const GemmShape& shape);
 
 // Grid: x = tiles (tiles along M x along N, in grouped order), z = batch.
