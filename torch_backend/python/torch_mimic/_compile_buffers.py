@@ -27,7 +27,7 @@ class BufferForward:
     def __init__(self, module):
         self.module = module
         self.written = None  # names of the buffers whose new values the traced forward returns
-        self.leaves = None  # tensors and other leaves of the module's output, before those
+        self.leaves = None  # flat outputs of the module's own output; the buffers' follow
 
     def state(self):
         """The parameters and buffers by name, duplicates kept: the traced function's first
@@ -110,8 +110,9 @@ def _in_place(graph, node, buffer, value, output, values):
     ``buffer`` input it is the new value of (num_batches_tracked + 1), or None when it is not
     such an op or something else reads the buffer: eager's one in-place launch instead of the
     op and a copy back."""
-    if (buffer is None or node.op != "call_function" or not node.args or node.args[0] is not buffer
-            or not isinstance(node.target, torch._ops.OpOverload) or list(buffer.users) != [node]
+    if (buffer is None or not isinstance(node, torch.fx.Node) or node.op != "call_function"
+            or not isinstance(node.target, torch._ops.OpOverload) or not node.args
+            or node.args[0] is not buffer or list(buffer.users) != [node]
             or list(node.users) != [output] or values.count(node) != 1):
         return None
     meta = tensor_meta(node)
