@@ -186,6 +186,36 @@ struct NormCase {
   bool weight = true, bias = true;
 };
 
+// y, mean and rstd of a layer norm of x (host values) against double-precision references.
+void checkLayerNorm(const Case& r, Strided& x, Strided& y, Strided& mean, Strided& rstd, Strided* w,
+                    Strided* b, DType stat, double eps) {
+  const double slack = (32 + r.n) * kU32;
+  for (int64_t g = 0; g < r.g; ++g) {
+    for (int64_t c = 0; c < r.c; ++c) {
+      double sum = 0, mag = 0, var = 0;
+      for (int64_t n = 0; n < r.n; ++n) {
+        sum += at3(x, g, c, n);
+        mag += std::fabs(at3(x, g, c, n));
+      }
+      const double mu = sum / r.n;
+      for (int64_t n = 0; n < r.n; ++n) var += (at3(x, g, c, n) - mu) * (at3(x, g, c, n) - mu);
+      var /= r.n;
+      const double inv = 1 / std::sqrt(var + eps);
+      ASSERT_NEAR(at2(mean, g, c), mu, slack * mag / r.n + unitOf(stat) * std::fabs(mu));
+      ASSERT_NEAR(at2(rstd, g, c), inv, (slack + unitOf(stat)) * inv);
+      for (int64_t n = 0; n < r.n; ++n) {
+        const double xhat = (at3(x, g, c, n) - mu) * inv;
+        const double wn = w ? at1(*w, n) : 1, bn = b ? at1(*b, n) : 0;
+        const double expected = xhat * wn + bn;
+        // The mean's error, relative to the spread, and the variance's, relative to itself.
+        const double bound = slack * (mag / r.n * inv + std::fabs(xhat) + 1) * std::fabs(wn) +
+                             kU32 * std::fabs(bn) + unitOf(r.out) * std::fabs(expected);
+        ASSERT_NEAR(at3(y, g, c, n), expected, bound) << "[" << g << "][" << c << "][" << n << "]";
+      }
+    }
+  }
+}
+
 void expectLayerNorm(const NormCase& k, uint32_t seed = 3) {
   const Case& r = k.rows;
   SCOPED_TRACE("layer_norm " + describe(r) + (k.weight ? " w" : "") + (k.bias ? " b" : ""));
@@ -207,31 +237,7 @@ void expectLayerNorm(const NormCase& k, uint32_t seed = 3) {
   y.download();
   mean.download();
   rstd.download();
-  const double slack = (32 + r.n) * kU32;
-  for (int64_t g = 0; g < r.g; ++g) {
-    for (int64_t c = 0; c < r.c; ++c) {
-      double sum = 0, mag = 0, var = 0;
-      for (int64_t n = 0; n < r.n; ++n) {
-        sum += at3(x, g, c, n);
-        mag += std::fabs(at3(x, g, c, n));
-      }
-      const double mu = sum / r.n;
-      for (int64_t n = 0; n < r.n; ++n) var += (at3(x, g, c, n) - mu) * (at3(x, g, c, n) - mu);
-      var /= r.n;
-      const double inv = 1 / std::sqrt(var + eps);
-      ASSERT_NEAR(at2(mean, g, c), mu, slack * mag / r.n + unitOf(k.stat) * std::fabs(mu));
-      ASSERT_NEAR(at2(rstd, g, c), inv, (slack + unitOf(k.stat)) * inv);
-      for (int64_t n = 0; n < r.n; ++n) {
-        const double xhat = (at3(x, g, c, n) - mu) * inv;
-        const double wn = k.weight ? at1(w, n) : 1, bn = k.bias ? at1(b, n) : 0;
-        const double expected = xhat * wn + bn;
-        // The mean's error, relative to the spread, and the variance's, relative to itself.
-        const double bound = slack * (mag / r.n * inv + std::fabs(xhat) + 1) * std::fabs(wn) +
-                             kU32 * std::fabs(bn) + unitOf(r.out) * std::fabs(expected);
-        ASSERT_NEAR(at3(y, g, c, n), expected, bound) << "[" << g << "][" << c << "][" << n << "]";
-      }
-    }
-  }
+  checkLayerNorm(r, x, y, mean, rstd, k.weight ? &w : nullptr, k.bias ? &b : nullptr, k.stat, eps);
 }
 
 TEST_F(RowTest, LayerNorm) {
@@ -244,6 +250,66 @@ TEST_F(RowTest, LayerNorm) {
   expectLayerNorm({{DType::F16, DType::F16, 1, 10, 130}, DType::F16, DType::F32});
   expectLayerNorm({{DType::F32, DType::F32, 1, 2, 12000}});  // chunked
   expectLayerNorm({{DType::BF16, DType::BF16, 1, 2, 9000}, DType::BF16, DType::BF16});
+}
+
+// Layer norm of in + residual against the layer norm of their f32 sum computed on the host:
+// the same sum, and for whole rows the same statistics and outputs bit for bit.
+void expectLayerNormResidual(const Case& r, bool wholeRows = true) {
+  SCOPED_TRACE("layer_norm residual " + describe(r));
+  std::mt19937 rng(5);
+  Strided x(DType::F32, {r.g, r.c, r.n}, rowStrides(r.g, r.c, r.n, r.strided));
+  Strided residual(DType::F32, {r.g, r.c, r.n}), sum(DType::F32, {r.g, r.c, r.n});
+  Strided expectedSum(DType::F32, {r.g, r.c, r.n}), w(DType::F32, {r.n}), b(DType::F32, {r.n});
+  fillRandom(x, rng, -2, 2);
+  fillRandom(residual, rng, -2, 2);
+  fillRandom(w, rng, -2, 2);
+  fillRandom(b, rng, -1, 1);
+  for (int64_t g = 0; g < r.g; ++g) {
+    for (int64_t c = 0; c < r.c; ++c) {
+      for (int64_t n = 0; n < r.n; ++n) {
+        at3(expectedSum, g, c, n) = roundTo(at3(x, g, c, n) + at3(residual, g, c, n), DType::F32);
+      }
+    }
+  }
+  for (Strided* s : {&x, &residual, &expectedSum, &w, &b}) s->upload();
+  Strided y(DType::F32, {r.g, r.c, r.n}), mean(DType::F32, {r.g, r.c}),
+      rstd(DType::F32, {r.g, r.c});
+  Strided yRef(DType::F32, {r.g, r.c, r.n}), meanRef(DType::F32, {r.g, r.c});
+  Strided rstdRef(DType::F32, {r.g, r.c});
+  mimic::ops::layerNorm({}, y.view(), mean.view(), rstd.view(), x.view(), w.view(), b.view(), 1e-5,
+                        residual.view(), sum.view());
+  mimic::ops::layerNorm({}, yRef.view(), meanRef.view(), rstdRef.view(), expectedSum.view(),
+                        w.view(), b.view(), 1e-5);
+  for (Strided* s : {&y, &mean, &rstd, &sum, &yRef, &meanRef, &rstdRef}) s->download();
+  EXPECT_EQ(sum.storage, expectedSum.storage);
+  checkLayerNorm(r, expectedSum, y, mean, rstd, &w, &b, DType::F32, 1e-5);
+  // Long rows: the residual's tile leaves room for shorter chunks, so the statistics are
+  // summed in other parts than without it (within the bounds above).
+  if (!wholeRows) return;
+  EXPECT_EQ(y.storage, yRef.storage);
+  EXPECT_EQ(mean.storage, meanRef.storage);
+  EXPECT_EQ(rstd.storage, rstdRef.storage);
+}
+
+TEST_F(RowTest, LayerNormWithResidual) {
+  expectLayerNormResidual({DType::F32, DType::F32, 1, 40, 64});
+  expectLayerNormResidual({DType::F32, DType::F32, 2, 3, 1000, true});
+  expectLayerNormResidual({DType::F32, DType::F32, 1, 300, 5});
+  expectLayerNormResidual({DType::F32, DType::F32, 1, 2, 12000}, false);  // chunked
+}
+
+TEST_F(RowTest, LayerNormResidualNeedsItsSumInFloat32) {
+  Strided x(DType::F32, {1, 4, 5}), out(DType::F32, {1, 4, 5}), sum(DType::F32, {1, 4, 5});
+  Strided mean(DType::F32, {1, 4}), rstd(DType::F32, {1, 4}), half(DType::F16, {1, 4, 5});
+  EXPECT_THROW(mimic::ops::layerNorm({}, out.view(), mean.view(), rstd.view(), x.view(), {}, {},
+                                     1e-5, x.view(), {}),
+               std::invalid_argument);
+  EXPECT_THROW(mimic::ops::layerNorm({}, out.view(), mean.view(), rstd.view(), x.view(), {}, {},
+                                     1e-5, half.view(), sum.view()),
+               std::invalid_argument);
+  EXPECT_THROW(mimic::ops::layerNorm({}, out.view(), mean.view(), rstd.view(), x.view(), {}, {},
+                                     1e-5, x.view(), half.view()),
+               std::invalid_argument);
 }
 
 // Where the parameter gradients go: tensors of their own (the bias's strided), or the rows of

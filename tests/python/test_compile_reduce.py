@@ -225,6 +225,33 @@ def test_layer_norm_parameter_gradients_take_one_reduction(device):
         assert torch.equal(a, b)
 
 
+def _residual_norms(a, b, r, w, bias):
+    h = a + b  # read by the layer norm and the multiplication: the row kernel writes it
+    wide = r + b.unsqueeze(0)  # broadcast: the add stays a kernel of its own
+    return (F.layer_norm(h, (48,), w, bias), h * 2, F.layer_norm(wide, (48,)),
+            F.layer_norm(a.add(b, alpha=2), (48,), w, bias))
+
+
+def test_residual_add_runs_in_the_layer_norm_kernel(device):
+    torch.manual_seed(8)
+    inputs = [torch.randn(5, 16, 48), torch.randn(5, 16, 48), torch.randn(3, 5, 16, 48),
+              torch.randn(48), torch.randn(48)]
+    eager = _run(_residual_norms, inputs, device, compiled=False)
+    compiled = _run(_residual_norms, inputs, device, compiled=True)
+    for a, b in zip(eager[0], compiled[0]):
+        assert torch.equal(a, b)
+    _check_grads(eager, compiled)
+    kinds = _kinds(_graphs()["forward"])
+    assert ("row", ["aten.add.Tensor", "aten.native_layer_norm.default"]) in kinds
+    assert kinds.count(("row", ["aten.native_layer_norm.default"])) == 2
+    tensors = [t.to(device) for t in inputs]
+    fn = torch_mimic.compile(lambda a, b, w, bias: F.layer_norm(a + b, (48,), w, bias))
+    fn(tensors[0], tensors[1], tensors[3], tensors[4])
+    before = _launches()
+    fn(tensors[0], tensors[1], tensors[3], tensors[4])
+    assert _launches() - before == 1
+
+
 def test_row_ops_of_other_dtypes_run_eager(device):
     x = torch.randn(4, 8, dtype=torch.float16).to(device)
     fn = lambda a: torch.softmax(a, -1)  # noqa: E731

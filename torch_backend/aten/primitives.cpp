@@ -146,6 +146,23 @@ void layerNorm(const at::Tensor& out, const at::Tensor& mean, const at::Tensor& 
   });
 }
 
+// layer_norm of x = input + residual, x written to `sum` (the add before a transformer's layer
+// norm, in the same launch).
+void layerNormResidual(const at::Tensor& out, const at::Tensor& mean, const at::Tensor& rstd,
+                       const at::Tensor& sum, const at::Tensor& input, const at::Tensor& residual,
+                       const c10::optional<at::Tensor>& weight,
+                       const c10::optional<at::Tensor>& bias, double eps) {
+  const char* op = "layer_norm_residual";
+  for (const at::Tensor* t : {&mean, &rstd, &sum, &input, &residual}) {
+    checkSameDevice(*t, out, op);
+  }
+  onDevice(op, [&] {
+    ops::layerNorm(launchContextOf(out), viewOf(out), viewOf(mean), viewOf(rstd), viewOf(input),
+                   optionalView(weight, out, op), optionalView(bias, out, op), eps,
+                   viewOf(residual), viewOf(sum));
+  });
+}
+
 // Workspaces come from the caching allocator on the current stream and are released when the
 // call returns: the stream orders their reuse after the kernels.
 void layerNormBackward(const c10::optional<at::Tensor>& gradInput,
@@ -244,6 +261,10 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
       "layer_norm(Tensor(a!) out, Tensor(b!) mean, Tensor(c!) rstd, Tensor input, Tensor? weight, "
       "Tensor? bias, float eps) -> ()",
       layerNorm);
+  m.def(
+      "layer_norm_residual(Tensor(a!) out, Tensor(b!) mean, Tensor(c!) rstd, Tensor(d!) sum, "
+      "Tensor input, Tensor residual, Tensor? weight, Tensor? bias, float eps) -> ()",
+      layerNormResidual);
   m.def(
       "layer_norm_backward(Tensor(a!)? grad_input, Tensor(b!)? grad_weight, Tensor(c!)? grad_bias, "
       "Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight) -> ()",

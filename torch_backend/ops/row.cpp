@@ -118,11 +118,22 @@ void softmaxBackward(const LaunchContext& ctx, const TensorView& gradInput,
 
 void layerNorm(const LaunchContext& ctx, const TensorView& out, const TensorView& mean,
                const TensorView& rstd, const TensorView& in, const TensorView& weight,
-               const TensorView& bias, double eps) {
+               const TensorView& bias, double eps, const TensorView& residual,
+               const TensorView& sum) {
   const char* op = "layer_norm";
   checkRows(op, in);
   checkView(op, "in", in, in.sizes);
   checkView(op, "out", out, in.sizes);
+  const bool withResidual = residual.data != nullptr;
+  if (withResidual != (sum.data != nullptr))
+    fail(op, "a residual needs a sum, and a sum a residual");
+  if (withResidual) {
+    checkView(op, "residual", residual, in.sizes);
+    checkView(op, "sum", sum, in.sizes);
+    if (in.dtype != DType::F32 || residual.dtype != DType::F32 || sum.dtype != DType::F32) {
+      fail(op, "in, residual and sum must be f32 with a residual");
+    }
+  }
   checkStatistics(op, in, mean, rstd);
   const std::vector<int64_t> cols{in.sizes[2]};
   if (weight.data != nullptr) checkView(op, "weight", weight, cols);
@@ -137,7 +148,11 @@ void layerNorm(const LaunchContext& ctx, const TensorView& out, const TensorView
   call.shape.hasCol1 = bias.data != nullptr;
   call.shape.col0 = weight.dtype;
   call.shape.col1 = bias.dtype;
+  call.shape.residual = withResidual;
+  call.shape.in1 = residual.dtype;
   call.in0 = in;
+  call.in1 = residual;
+  call.sum = sum;
   call.out = out;
   call.stat0 = mean;
   call.stat1 = rstd;

@@ -29,9 +29,13 @@ void softmaxBackward(const LaunchContext& ctx, const TensorView& gradInput,
 // out = (x - mean) * rstd * weight + bias along N, with mean and rstd = 1 / sqrt(var + eps)
 // (biased variance, computed two-pass) written per row to `mean` and `rstd` (float views of
 // [G, C]). weight and bias may be null (data == nullptr).
+// With a `residual` (the add before a transformer's layer norm), x = in + residual in f32 and
+// x is written to `sum`: one launch where an add and the layer norm take two, and x read once.
+// in, residual and sum are then f32; both or neither of residual and sum are given.
 void layerNorm(const LaunchContext& ctx, const TensorView& out, const TensorView& mean,
                const TensorView& rstd, const TensorView& in, const TensorView& weight,
-               const TensorView& bias, double eps);
+               const TensorView& bias, double eps, const TensorView& residual = {},
+               const TensorView& sum = {});
 
 // Layer norm's gradients from grad_out (dy), the input x and the saved mean and rstd:
 //   gradInput  = rstd (g - mean(g) - xhat mean(g xhat)), g = dy * weight, xhat = (x - mean) rstd

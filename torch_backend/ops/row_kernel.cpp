@@ -50,7 +50,8 @@ class RowGen {
   void issueRows(int which);
   void issueCols(int which);
   void loadStats();
-  void storeRows(int src);
+  // Stores the f32 tile src to out, or (sum) to the residual sum.
+  void storeRows(int src, bool sum = false);
   void storeStats();
   void storePartial(int which, int acc);
 
@@ -78,7 +79,7 @@ class RowGen {
   KernelBuilder k_;
   isa::Desc desc_{0};
   Reg zero_{}, one_{}, four_{}, kcA_{}, ncA_{}, c0_{}, pitchF_{}, wg_{};
-  Reg base_[3]{};        // in0, in1, out
+  Reg base_[4]{};        // in0, in1, out, sum
   Reg statBase_[2]{};    // mean, rstd
   bool loaded_[4] = {};  // whole rows: in0, in1, col0, col1 are in the scratchpad
 };
@@ -89,9 +90,9 @@ void RowGen::place() {
   kcA_ = arg(kRowC);
   k_.alu(ScalarOp::Sub, kcA_, kcA_, start);
   k_.alu(ScalarOp::Min, kcA_, kcA_, kc);
-  const int operands[3] = {kRowIn0, kRowIn1, kRowOut};
-  const bool used[3] = {s_.rowInputs() >= 1, s_.rowInputs() >= 2, s_.writeOut};
-  for (int i = 0; i < 3; ++i) {
+  const int operands[4] = {kRowIn0, kRowIn1, kRowOut, kRowSum};
+  const bool used[4] = {s_.rowInputs() >= 1, s_.rowInputs() >= 2, s_.writeOut, s_.residual};
+  for (int i = 0; i < 4; ++i) {
     if (!used[i]) continue;
     base_[i] = arg(operands[i] + kOpAddr);
     k_.addScaledArg(base_[i], y, operands[i] + kOpG);
@@ -240,10 +241,12 @@ void RowGen::loadStats() {
   }
 }
 
-void RowGen::storeRows(int src) {
-  const int64_t e = isa::dtypeSize(s_.out);
+void RowGen::storeRows(int src, bool sum) {
+  const DType type = sum ? kF32 : s_.out;
+  const int operand = sum ? kRowSum : kRowOut;
+  const int64_t e = isa::dtypeSize(type);
   Reg from = arg(src), rowBytes = pitchF_;
-  if (s_.out != kF32) {
+  if (type != kF32) {
     Reg raw = arg(kRowSpRawOut);
     rowBytes = arg(kRowPitch);
     k_.alu(ScalarOp::Mul, rowBytes, rowBytes, e);
@@ -252,18 +255,18 @@ void RowGen::storeRows(int src) {
     k_.release(from);
     from = raw;
   }
-  Reg elem = k_.li(e), strideN = arg(kRowOut + kOpN), strideC = arg(kRowOut + kOpC);
-  k_.dmaDim(desc_, s_.out, 0, ncA_, strideN, elem);
-  k_.dmaDim(desc_, s_.out, 1, kcA_, strideC, rowBytes);
+  Reg elem = k_.li(e), strideN = arg(operand + kOpN), strideC = arg(operand + kOpC);
+  k_.dmaDim(desc_, type, 0, ncA_, strideN, elem);
+  k_.dmaDim(desc_, type, 1, kcA_, strideC, rowBytes);
   Reg address = k_.reg();
-  k_.mov(address, base_[2]);
+  k_.mov(address, base_[sum ? 3 : 2]);
   if (s_.chunked) {
     k_.alu(ScalarOp::Mul, strideC, c0_, strideN);
     k_.alu(ScalarOp::Add, address, address, strideC);
   }
   Reg token = k_.dmaStore(address, from, desc_);
   for (Reg r : {from, elem, strideN, strideC, address, token}) k_.release(r);
-  if (s_.out != kF32) k_.release(rowBytes);
+  if (type != kF32) k_.release(rowBytes);
 }
 
 void RowGen::storeStats() {
@@ -510,18 +513,31 @@ void RowGen::softmaxBackward() {
 }
 
 void RowGen::layerNorm() {
-  // in0 = x; S0 = mean, S1 = rstd; T0 = x - mean (whole rows: kept from pass 2 to pass 3).
+  // in0 = x, or x = in0 + in1 (residual; whole rows: summed once into F0, chunks: in every
+  // pass, stored in the first); S0 = mean, S1 = rstd; T0 = x - mean (whole rows: kept from
+  // pass 2 to pass 3).
   if (s_.chunked) {
     statFill(kS0, 0.0);
     statFill(kS1, 0.0);
   }
+  auto resummed = [&] {
+    if (s_.residual && s_.chunked) dense(BinaryOp::Add, kF0, kF0, kF1);
+  };
   forEachChunk([&] {
-    load(true, false, false);
-    accumulate(kS0, kF0);
+    load(true, s_.residual, false);
+    int x = kF0;
+    if (s_.residual) {
+      // A chunk's sum is stored from T1: the next chunk loads into F0 while it is stored.
+      x = s_.chunked ? kT1 : kF0;
+      dense(BinaryOp::Add, x, kF0, kF1);
+      storeRows(x, true);
+    }
+    accumulate(kS0, x);
   });
   statScalar(BinaryOp::Mul, kS0, kS0, kRowInvN);
   forEachChunk([&] {
-    load(true, false, false);
+    load(true, s_.residual, false);
+    resummed();
     rowOp(BinaryOp::Sub, kT0, kF0, kS0);
     dense(BinaryOp::Mul, kT1, kT0, kT0);
     accumulate(kS1, kT1);
@@ -530,7 +546,8 @@ void RowGen::layerNorm() {
   statScalar(BinaryOp::Add, kS1, kS1, kRowEps);
   statUnary(UnaryOp::Rsqrt, kS1, kS1);
   forEachChunk([&] {
-    load(true, false, true);
+    load(true, s_.residual, true);
+    resummed();
     if (s_.chunked) rowOp(BinaryOp::Sub, kT0, kF0, kS0);
     rowOp(BinaryOp::Mul, kT0, kT0, kS1);
     if (s_.hasCol0) colOp(BinaryOp::Mul, kT0, kT0, kRowSpColF0);
@@ -623,8 +640,9 @@ int RowShape::rowInputs() const {
   switch (kind) {
     case RowKind::Softmax:
     case RowKind::LogSoftmax:
-    case RowKind::LayerNorm:
       return 1;
+    case RowKind::LayerNorm:
+      return residual ? 2 : 1;
     default:
       return 2;
   }
@@ -655,6 +673,7 @@ std::string RowShape::key() const {
   if (hasCol1) k += std::string(".b_") + isa::dtypeName(col1);
   if (part0) k += ".dw";
   if (part1) k += ".db";
+  if (residual) k += ".residual";
   return k;
 }
 

@@ -47,6 +47,7 @@ struct RowShape {
   bool hasCol0 = false, hasCol1 = false;  // layer norm: weight, bias
   bool writeOut = true;                   // layer norm backward: grad_input wanted
   bool part0 = false, part1 = false;      // layer norm backward: weight / bias partial sums
+  bool residual = false;  // layer norm of x = in0 + in1 (f32 rows), x stored to kRowSum
 
   // Row inputs the kind reads: in0 (x, or dy for the backwards), in1 (y, or x).
   int rowInputs() const;
@@ -78,7 +79,8 @@ enum RowArg : int {
   kRowIn0,
   kRowIn1 = kRowIn0 + kOpFields,
   kRowOut = kRowIn1 + kOpFields,
-  kRowStat0 = kRowOut + kOpFields,    // mean
+  kRowSum = kRowOut + kOpFields,      // layer norm with a residual: in0 + in1
+  kRowStat0 = kRowSum + kOpFields,    // mean
   kRowStat1 = kRowStat0 + kStFields,  // rstd
   kRowCol0 = kRowStat1 + kStFields,   // weight
   kRowCol1 = kRowCol0 + kColFields,   // bias

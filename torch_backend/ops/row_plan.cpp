@@ -140,6 +140,7 @@ std::vector<int64_t> rowArguments(const RowPlan& p, const RowCall& call) {
   rowOperand(kRowIn0, call.in0);
   rowOperand(kRowIn1, call.in1);
   rowOperand(kRowOut, call.out);
+  rowOperand(kRowSum, call.sum);
   const TensorView* stats[2] = {&call.stat0, &call.stat1};
   for (int i = 0; i < 2; ++i) {
     if (stats[i]->data == nullptr) continue;

@@ -5,16 +5,22 @@ fused row kernel that eager runs, with the same results bit for bit. Layer norm'
 the weight and bias gradients in the rows of one [2, N] tensor, which one reduction of the row
 kernel's partial sums fills (eager's separate tensors take one reduction each).
 
-Not fused here: a pointwise prologue into a row kernel (the residual add before layer norm,
-attention's dropout before softmax's backward). The row primitives read each operand from one
-tensor; taking a program needs a prologue in torch_backend/ops/row_kernel.
+A fused kernel that only adds two float32 tensors of the input's shape (the residual add
+before a transformer's layer norm) is absorbed by layer norm: the row kernel adds them and writes
+their sum, which the add's other readers (layer norm's backward) take, in one launch instead of
+two, bit-identical (rows too long for the scratchpad are summed in other chunks, within the
+bound of a reordered sum). Other prologues (dropout then the add, attention's dropout before
+softmax's backward, a gradient feeding layer norm's backward) stay kernels of their own: the
+row kernel takes no general program.
 """
 import math
+import operator
 
 import torch
 
 from . import ops_nn, ops_nn_norm
 from ._compile_graph import Kernel, aten_name, bound_arguments, replace, tensor_meta
+from ._lower_pointwise import FusedKernel
 
 ORDER = 40
 
@@ -98,6 +104,57 @@ def _layer_norm(values):
     return run, tensors
 
 
+def _residual_layer_norm(node, values, order):
+    """(kernel, inputs, the add's node) when native_layer_norm ``node`` reads a fused kernel that
+    adds two float32 tensors of its input's shape: the row kernel then adds them itself and
+    writes their sum for the add's other readers (layer_norm_residual), or None."""
+    add = values["input"]
+    fused = add.target if isinstance(add, torch.fx.Node) else None
+    if not isinstance(fused, FusedKernel) or fused.program != "x0 x1 add" or fused.scalars:
+        return None
+    shape = tensor_meta(add)[0]
+    normalized, eps = list(values["normalized_shape"]), values["eps"]
+    axis = len(shape) - len(normalized)
+    parameters = [values["weight"], values["bias"]]
+    if (axis < 0 or list(shape[axis:]) != normalized or shape.numel() == 0
+            or not _float32(*add.args, *parameters)
+            or any(tensor_meta(a)[0] != shape for a in add.args)
+            or any(isinstance(p, torch.fx.Node) and order[p] > order[add] for p in parameters)):
+        return None
+    cols = math.prod(normalized)
+    rows = shape.numel() // cols
+    stat_shape = list(shape[:axis]) + [1] * len(normalized)
+
+    def run(a, b, weight, bias):
+        device = a.device
+        out, total = (torch.empty(shape, dtype=_F32, device=device) for _ in range(2))
+        mean, rstd = (torch.empty(stat_shape, dtype=_F32, device=device) for _ in range(2))
+        torch.ops.mimic.layer_norm_residual(
+            out.view(1, rows, cols), mean.view(1, rows), rstd.view(1, rows),
+            total.view(1, rows, cols), a.reshape(1, rows, cols), b.reshape(1, rows, cols),
+            None if weight is None else weight.reshape(cols),
+            None if bias is None else bias.reshape(cols), eps)
+        return out, mean, rstd, total
+
+    nodes = fused.nodes + [str(node.target)]
+    kernel = RowKernel(nodes, run, shape,
+                       f"x0 x1 add -> native_layer_norm normalized_shape={normalized} eps={eps}")
+    return kernel, list(add.args) + parameters, add
+
+
+def _fuse_residual(graph, node, kernel, inputs, add):
+    """Puts ``kernel`` where the add was; its fourth output, the sum, stands for the add."""
+    with graph.inserting_before(add):
+        fused = graph.call_function(kernel, tuple(inputs))
+        total = graph.call_function(operator.getitem, (fused, 3))
+    fused.meta = dict(node.meta)
+    total.meta = dict(add.meta)
+    node.replace_all_uses_with(fused)
+    graph.erase_node(node)
+    add.replace_all_uses_with(total)
+    graph.erase_node(add)
+
+
 def _layer_norm_backward(values):
     tensors = [values[n] for n in ("grad_out", "input", "mean", "rstd", "weight", "bias")]
     if not _float32(*tensors):
@@ -146,7 +203,15 @@ _OPS = {
 
 def run(graph):
     kernels = []
+    order = {n: i for i, n in enumerate(graph.nodes)}
     for node in list(graph.nodes):
+        if aten_name(node) == "native_layer_norm":
+            values = bound_arguments(node)
+            found = _residual_layer_norm(node, values, order) if values is not None else None
+            if found is not None:
+                _fuse_residual(graph, node, *found)
+                kernels.append(found[0])
+                continue
         lower = _OPS.get(aten_name(node))
         values = bound_arguments(node) if lower is not None else None
         found = lower(values) if values is not None else None
