@@ -104,13 +104,24 @@ def _layer_norm(values):
     return run, tensors
 
 
+def _has_residual_primitive():
+    """Whether the loaded library has layer_norm_residual (a library built before it lowers the
+    add and the layer norm apart)."""
+    try:
+        torch.ops.mimic.layer_norm_residual
+    except (AttributeError, RuntimeError):
+        return False
+    return True
+
+
 def _residual_layer_norm(node, values, order):
     """(kernel, inputs, the add's node) when native_layer_norm ``node`` reads a fused kernel that
     adds two float32 tensors of its input's shape: the row kernel then adds them itself and
     writes their sum for the add's other readers (layer_norm_residual), or None."""
     add = values["input"]
     fused = add.target if isinstance(add, torch.fx.Node) else None
-    if not isinstance(fused, FusedKernel) or fused.program != "x0 x1 add" or fused.scalars:
+    if (not isinstance(fused, FusedKernel) or fused.program != "x0 x1 add" or fused.scalars
+            or not _has_residual_primitive()):
         return None
     shape = tensor_meta(add)[0]
     normalized, eps = list(values["normalized_shape"]), values["eps"]
