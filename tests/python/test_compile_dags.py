@@ -36,9 +36,9 @@ BOUNDED = {("exp", "self"), ("exp2", "self"), ("expm1", "self"), ("pow", "expone
 
 def _entries():
     """Table entries computing a float result from float inputs, as (name, variant, entry).
-    Integer-only ops (bitwise, trunc_integer), in-place-only fills and the entries for
-    backward ops (which the backward graphs of their forward ops exercise) are left out;
-    bool results only make conditions."""
+    Integer-only ops (bitwise, trunc_integer), in-place-only fills, log_sigmoid_forward (two
+    results) and the entries for backward ops (which the backward graphs of their forward ops
+    exercise) are left out; bool results only make conditions."""
     chosen = []
     for (name, variant), entry in sorted(_op_table.op_table().items()):
         if (entry.kind != "pointwise" or name.startswith("bitwise") or name in ("fill", "zero")
@@ -121,9 +121,15 @@ class _Dag:
         while len(self.steps) < count:
             self._add(deck[dealt % len(deck)])
             dealt += 1
-        # The last value and two earlier ones, which other ops also read.
+        # The last value, one that ops also read (a shared value) and one at random.
         floats = self._floats()[len(self.shapes):]
-        self.outputs = sorted({floats[-1], self.rng.choice(floats), self.rng.choice(floats)})
+        read = [i for i in floats[:-1] if self.uses(i)] or floats
+        self.outputs = sorted({floats[-1], self.rng.choice(read), self.rng.choice(floats)})
+
+    def uses(self, index):
+        """How many ops read value ``index``."""
+        return sum(1 for _, given in self.steps for kind, value in given.values()
+                   if kind == "value" and value == index)
 
     def _floats(self):
         return [i for i, value in enumerate(self.probe) if value.dtype == torch.float32]
@@ -226,9 +232,14 @@ def test_random_pointwise_dag_is_bit_identical(device, seed):
     assert forward["kernels"]
 
 
-def test_every_float_entry_is_drawn():
-    drawn = {overload._schema.name for seed in SEEDS for overload, _ in _Dag(seed).steps}
+def test_the_dags_cover_the_table_broadcasts_and_shared_values():
+    dags = [_Dag(seed) for seed in SEEDS]
+    drawn = {overload._schema.name for dag in dags for overload, _ in dag.steps}
     assert {f"aten::{name}" for name, _, _ in FLOAT_ENTRIES} <= drawn
+    for dag in dags:
+        assert len(set(dag.shapes)) > 1
+        assert len(dag.outputs) > 1
+        assert any(dag.uses(i) for i in dag.outputs[:-1])
 
 
 def test_gradient_independent_of_the_incoming_one(device):
