@@ -112,6 +112,12 @@ def test_transformer_layer_training_is_bit_identical(device):
     assert programs[("aten.addmm.default", "aten.add.Tensor")] == "x1 x0 add"
     # Training saves the heads' copies for the backward: they stay copies.
     assert not any(any(k["strided_operands"]) for k in _gemms(report))
+    # The heads merged back (clone of the attention output's transpose) are written by the bmm
+    # in that layout: once forward, twice backward (the value and the probabilities' grads).
+    assert sum(k["writes_permuted"] for k in _gemms(report)) == 1
+    assert sum(k["writes_permuted"] for k in _gemms(report, "backward")) == 2
+    assert _eager_nodes(report)["aten.clone.default"] == 4
+    assert _eager_nodes(report, "backward")["aten.clone.default"] == 1
 
 
 def test_inference_reads_attention_heads_through_strides(device):
@@ -125,9 +131,10 @@ def test_inference_reads_attention_heads_through_strides(device):
     report = torch_mimic.compile_report()[-1]
     strided = [k for k in _gemms(report) if any(k["strided_operands"])]
     assert [k["nodes"][0] for k in strided] == ["aten.bmm.default"] * 2
-    # Two of the heads' five copies are gone (q's feeds a pointwise kernel, the output
-    # projection's input a view that addmm reads).
-    assert _eager_nodes(report)["aten.clone.default"] == 3
+    # Three of the five copies are gone: k's and v's heads are read through strides, the merged
+    # heads written in that layout by their bmm. q's feeds a pointwise kernel, and the input's
+    # (sequence-first) copy gives mm rows that no single stride walks.
+    assert _eager_nodes(report)["aten.clone.default"] == 2
 
 
 _S, _B, _H, _D = 24, 3, 4, 8

@@ -8,6 +8,8 @@ around them that would otherwise cost launches and HBM round trips (torch_backen
   after mm is such a program (x0 x1 add, x1 the broadcast bias). The f32 accumulation is the
   same as the GEMM's alone and the program computes the same f32 operations on its value, so
   the result is bit-identical to the two launches.
+- a permuted copy of the result: clone(transpose or permute of the result), as attention merges
+  its heads back, is written by the GEMM itself through C's strides, and the copy goes.
 - views as strides: an operand that eager copies to make it contiguous, clone(V) optionally
   followed by reshapes and transposes (the attention heads' clone/_unsafe_view of a transpose),
   is read from V through strides instead, when those views can be expressed as a strided
@@ -305,16 +307,45 @@ def _reshapes_to(node, out_shape, gemm_shape):
     return True
 
 
+def _copied_layout(root, out_shape, gemm_shape):
+    """(clone node, the permute nodes before it, the permutation that maps the clone's dims back
+    to the result's) when the result of ``root`` is only made contiguous in another dims order
+    (clone(transpose(...)), as attention's heads are merged back): the GEMM then writes that
+    layout itself, through C's strides, and the copy goes. None otherwise."""
+    chain, current, order = [], root, list(range(len(out_shape)))
+    while len(current.users) == 1:
+        user = next(iter(current.users))
+        if aten_name(user) in _PERMUTES and user.args[0] is current:
+            order = [order[d] for d in _permutation(user)]
+            chain.append(user)
+            current = user
+            continue
+        if (aten_name(user) == "clone" and chain and user.args[0] is current
+                and user.kwargs.get("memory_format") == torch.contiguous_format):
+            inverse = [order.index(d) for d in range(len(order))]
+            copy_shape = _shape(user)
+            probe = torch.empty(copy_shape, dtype=_F32, device="meta").permute(inverse)
+            try:
+                probe.view(gemm_shape)
+            except RuntimeError:
+                return None
+            return user, chain, inverse
+        return None
+    return None
+
+
 class GemmKernel(Kernel):
     """One gemm launch: out = program(alpha * a @ b + beta * bias, inputs..., scalars), with
     operands read through strides where eager copied them, the output in the shape its last
-    reshape gave it (the GEMM's own when there is no epilogue)."""
+    reshape gave it (the GEMM's own when there is no epilogue), or written permuted into the
+    contiguous copy that followed (``copy_shape``, ``copy_inverse``)."""
 
     kind = "gemm"
 
     def __init__(self, nodes, gemm_shape, out_shape, alpha, beta, has_bias, operand_views,
-                 program=None, scalars=()):
+                 program=None, scalars=(), copy=None):
         super().__init__(nodes)
+        self.copy_shape, self.copy_inverse = copy if copy is not None else (None, None)
         self.gemm_shape = torch.Size(gemm_shape)
         self.out_shape = torch.Size(out_shape)
         self.alpha = alpha
@@ -329,9 +360,13 @@ class GemmKernel(Kernel):
                 for view, t in zip(self.operand_views, inputs[:2]))
         bias = inputs[2] if self.has_bias else None
         extras = inputs[3 if self.has_bias else 2:]
-        out = torch.empty(self.out_shape, dtype=_F32, device=a.device)
+        if self.copy_shape is None:
+            out = result = torch.empty(self.out_shape, dtype=_F32, device=a.device)
+        else:
+            result = torch.empty(self.copy_shape, dtype=_F32, device=a.device)
+            out = result.permute(self.copy_inverse)
         if out.numel() == 0:
-            return out
+            return result
         c = out.view(self.gemm_shape)
         if bias is not None:
             bias = bias.expand(self.gemm_shape)
@@ -351,11 +386,12 @@ class GemmKernel(Kernel):
         else:
             torch.ops.mimic.gemm_epilogue(c, a, b, bias, self.alpha, self.beta, self.program,
                                           extras, self.scalars)
-        return out
+        return result
 
     def describe(self):
         return dict(super().describe(), program=self.program, shape=tuple(self.out_shape),
-                    strided_operands=[v is not None for v in self.operand_views])
+                    strided_operands=[v is not None for v in self.operand_views],
+                    writes_permuted=self.copy_shape is not None)
 
 
 def run(graph):
@@ -401,12 +437,20 @@ def run(graph):
                 epilogue = None
         if epilogue is None:
             out_shape = gemm_shape
-            if all(v is None for v in views):
-                continue
             kernel_nodes = [str(node.target)]
+        copied = _copied_layout(root, out_shape, gemm_shape)
+        copy = None
+        if copied is not None:
+            clone, chain, inverse = copied
+            copy = (_shape(clone), inverse)
+            members = [clone] + list(reversed(chain)) + members
+            kernel_nodes += [str(m.target) for m in chain + [clone]]
+            root = clone
+        elif epilogue is None and all(v is None for v in views):
+            continue
         kernel_nodes += [str(m.target) for m in operand_members]
         kernel = GemmKernel(kernel_nodes, gemm_shape, out_shape, alpha, beta, bias is not None,
-                            views, program, scalars)
+                            views, program, scalars, copy)
         inputs = sources + ([bias] if bias is not None else []) + extras
         kernels.append(kernel)
         replace(graph, kernel, inputs, root, members + operand_members)
