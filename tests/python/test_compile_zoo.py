@@ -231,3 +231,19 @@ def test_buffer_passed_as_an_argument_runs_eager_with_the_reason(device):
         assert torch.equal(ours.cpu(), theirs.cpu()), key
     (capture,) = torch_mimic.compile_report()[-1]["captures"]
     assert "also an argument" in capture["eager_reason"]
+
+
+def test_cumulative_batch_norm_runs_eager_with_the_reason(device):
+    """momentum=None averages by num_batches_tracked's value, read while tracing: eager, and the
+    tracing (on clones) leaves the statistics to eager's updates alone."""
+    torch.manual_seed(0)
+    eager = nn.BatchNorm1d(3, momentum=None).to(device)
+    model = nn.BatchNorm1d(3, momentum=None).to(device)
+    compiled = torch_mimic.compile(model)
+    for _ in range(3):
+        x = torch.randn(6, 3).to(device)
+        assert torch.equal(compiled(x).detach().cpu(), eager(x).detach().cpu())
+    for (key, ours), theirs in zip(model.named_buffers(), eager.buffers()):
+        assert torch.equal(ours.cpu(), theirs.cpu()), key
+    (capture,) = torch_mimic.compile_report()[-1]["captures"]
+    assert "tracing tensor" in capture["eager_reason"]
