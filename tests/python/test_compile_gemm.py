@@ -226,3 +226,26 @@ def test_epilogue_reads_bool_masks_and_scalars(device):
     [kernel] = _gemms(torch_mimic.compile_report()[-1])
     assert kernel["nodes"][:3] == ["aten.mm.default", "aten.where.self",
                                    "aten.masked_fill.Scalar"]
+
+
+def _merge_heads(probabilities, values):
+    """[B, H, S, S] @ [B, H, S, D] -> [B, S, H*D]: the heads' outputs merged back, which eager
+    copies (contiguous of the transpose) after its bmm."""
+    out = probabilities @ values
+    return out.transpose(1, 2).contiguous().view(_B, _S, _H * _D) * 2
+
+
+def test_merged_heads_are_written_by_the_bmm(device):
+    torch.manual_seed(7)
+    probabilities = torch.rand(_B, _H, _S, _S).to(device)
+    values = torch.randn(_B, _H, _S, _D).to(device)
+    compiled = torch_mimic.compile(_merge_heads)
+    with torch.no_grad():
+        out = compiled(probabilities, values)
+        eager = _merge_heads(probabilities, values)
+    assert torch.equal(out.cpu(), eager.cpu())
+    report = torch_mimic.compile_report()[-1]
+    [kernel] = _gemms(report)
+    # C is [B, H, S, D] with the strides of the [B, S, H, D] copy: two strided batch dims.
+    assert kernel["writes_permuted"]
+    assert "aten.clone.default" not in _eager_nodes(report)

@@ -210,10 +210,7 @@ class _OperandView:
         A source whose strides do not allow it (not the traced ones) is copied as eager does."""
         found = _strided_operand(source, self.steps, self.batched)
         if found is None:
-            value = source.contiguous()
-            for kind, arg in self.steps:
-                value = getattr(value, kind)(arg)
-            return value
+            return _viewed(source.contiguous(), self.steps)
         sizes, strides = found
         if len(sizes) == 4 and sizes[0] == 1:
             sizes, strides = sizes[1:], strides[1:]
@@ -307,45 +304,73 @@ def _reshapes_to(node, out_shape, gemm_shape):
     return True
 
 
-def _copied_layout(root, out_shape, gemm_shape):
-    """(clone node, the permute nodes before it, the permutation that maps the clone's dims back
-    to the result's) when the result of ``root`` is only made contiguous in another dims order
-    (clone(transpose(...)), as attention's heads are merged back): the GEMM then writes that
-    layout itself, through C's strides, and the copy goes. None otherwise."""
-    chain, current, order = [], root, list(range(len(out_shape)))
+def _copied_layout(root, gemm_shape):
+    """(clone node, the view nodes before it, the views that take the clone's contiguous layout
+    back to the GEMM's [batch,] rows, cols) when the result of ``root`` is only made contiguous
+    in another dims order (clone of its transpose, maybe after reshapes, as attention merges its
+    heads back): the GEMM then writes that layout itself through C's strides, and the copy goes.
+    None otherwise."""
+    chain, inverse, current = [], [], root
     while len(current.users) == 1:
         user = next(iter(current.users))
-        if aten_name(user) in _PERMUTES and user.args[0] is current:
-            order = [order[d] for d in _permutation(user)]
-            chain.append(user)
-            current = user
-            continue
-        if (aten_name(user) == "clone" and chain and user.args[0] is current
-                and user.kwargs.get("memory_format") == torch.contiguous_format):
-            inverse = [order.index(d) for d in range(len(order))]
-            copy_shape = _shape(user)
-            probe = torch.empty(copy_shape, dtype=_F32, device="meta").permute(inverse)
-            try:
-                probe.view(gemm_shape)
-            except RuntimeError:
-                return None
-            return user, chain, inverse
-        return None
+        if not user.args or user.args[0] is not current:
+            return None
+        if aten_name(user) in _PERMUTES:
+            order = _permutation(user)
+            inverse.insert(0, ("permute", [order.index(d) for d in range(len(order))]))
+        elif _reshape_steps(user) is not None:
+            inverse.insert(0, ("view", _shape(current)))
+        elif (aten_name(user) == "clone" and chain
+              and user.kwargs.get("memory_format") == torch.contiguous_format):
+            steps = _c_views(torch.empty(_shape(user), dtype=_F32, device="meta"), inverse,
+                             gemm_shape)
+            return None if steps is None else (user, chain, steps)
+        else:
+            return None
+        chain.append(user)
+        current = user
     return None
+
+
+def _c_views(copy, steps, gemm_shape):
+    """The views of ``steps`` (a prefix of them) that give C from ``copy``: as a
+    [batch,] rows, cols view, or for a batched GEMM as [batch0, batch1, rows, cols] when the
+    copy's layout splits the batch into two strided dims. None when neither exists."""
+    while True:
+        viewed = None
+        try:
+            viewed = _viewed(copy, steps)
+            viewed.view(gemm_shape)
+            return steps
+        except RuntimeError:
+            pass
+        if (viewed is not None and len(gemm_shape) == 3 and viewed.dim() == 4
+                and viewed.shape[2:] == gemm_shape[1:]
+                and viewed.shape[0] * viewed.shape[1] == gemm_shape[0]):
+            return steps
+        if not steps or steps[-1][0] != "view":
+            return None
+        steps = steps[:-1]
+
+
+def _viewed(tensor, steps):
+    for kind, value in steps:
+        tensor = getattr(tensor, kind)(value)
+    return tensor
 
 
 class GemmKernel(Kernel):
     """One gemm launch: out = program(alpha * a @ b + beta * bias, inputs..., scalars), with
     operands read through strides where eager copied them, the output in the shape its last
     reshape gave it (the GEMM's own when there is no epilogue), or written permuted into the
-    contiguous copy that followed (``copy_shape``, ``copy_inverse``)."""
+    contiguous copy that followed (``copy_shape``, seen as the result through ``copy_views``)."""
 
     kind = "gemm"
 
     def __init__(self, nodes, gemm_shape, out_shape, alpha, beta, has_bias, operand_views,
                  program=None, scalars=(), copy=None):
         super().__init__(nodes)
-        self.copy_shape, self.copy_inverse = copy if copy is not None else (None, None)
+        self.copy_shape, self.copy_views = copy if copy is not None else (None, None)
         self.gemm_shape = torch.Size(gemm_shape)
         self.out_shape = torch.Size(out_shape)
         self.alpha = alpha
@@ -364,19 +389,18 @@ class GemmKernel(Kernel):
             out = result = torch.empty(self.out_shape, dtype=_F32, device=a.device)
         else:
             result = torch.empty(self.copy_shape, dtype=_F32, device=a.device)
-            out = result.permute(self.copy_inverse)
+            out = _viewed(result, self.copy_views)
         if out.numel() == 0:
             return result
-        c = out.view(self.gemm_shape)
+        c = out if out.dim() == 4 and len(self.gemm_shape) == 3 else out.view(self.gemm_shape)
         if bias is not None:
             bias = bias.expand(self.gemm_shape)
         extras = [t.expand(self.out_shape).reshape(self.gemm_shape) for t in extras]
         operands = [a, b, c] + ([bias] if bias is not None else []) + extras
         if len(self.gemm_shape) == 2:
             operands = [t.unsqueeze(0) for t in operands]
-        rank = max(t.dim() for t in operands[:2])
-        if rank == 4:  # two batch dims: every view is split the same way
-            split = (operands[0] if operands[0].dim() == 4 else operands[1]).shape[:2]
+        split = next((t.shape[:2] for t in operands[:3] if t.dim() == 4), None)
+        if split is not None:  # two batch dims: every view is split the same way
             operands = [t if t.dim() == 4 else t.unflatten(0, split) for t in operands]
         a, b, c = operands[:3]
         bias = operands[3] if bias is not None else None
@@ -438,11 +462,16 @@ def run(graph):
         if epilogue is None:
             out_shape = gemm_shape
             kernel_nodes = [str(node.target)]
-        copied = _copied_layout(root, out_shape, gemm_shape)
+        copied = _copied_layout(root, gemm_shape)
+        split = next((f[3][:2] for f in found if f is not None and len(f[3]) == 4), None)
+        if copied is not None and split is not None:
+            c = _viewed(torch.empty(_shape(copied[0]), device="meta"), copied[2])
+            if c.dim() == 4 and tuple(c.shape[:2]) != tuple(split):
+                copied = None  # the batch would be split two ways
         copy = None
         if copied is not None:
-            clone, chain, inverse = copied
-            copy = (_shape(clone), inverse)
+            clone, chain, views_back = copied
+            copy = (_shape(clone), views_back)
             members = [clone] + list(reversed(chain)) + members
             kernel_nodes += [str(m.target) for m in chain + [clone]]
             root = clone
