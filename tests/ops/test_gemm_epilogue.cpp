@@ -12,6 +12,7 @@
 #include "strided_host.h"
 #include "torch_backend/ops/elementwise.h"
 #include "torch_backend/ops/gemm.h"
+#include "torch_backend/ops/gemm_plan.h"
 
 namespace {
 
@@ -214,7 +215,40 @@ TEST_F(GemmEpilogueTest, BadProgramsAndInputsThrowInvalidArgument) {
                std::invalid_argument);
 }
 
-// Simulated time of `launch`, ns (deterministic for the preset).
+// The plan leaves room for the epilogue's buffers: every plan fits with them, and buffers
+// that fit beside the A and B tiles (which they overlap) do not change it.
+TEST(GemmEpiloguePlan, BuffersFitTheScratchpad) {
+  mimicDeviceProperties device{};
+  device.computeUnits = 16;
+  device.scratchpadBytes = 256 << 10;
+  device.mmaF32MacsPerCycle = 256;
+  device.mmaF16MacsPerCycle = 1024;
+  device.matrixClockMHz = 1500;
+  device.hbmBandwidthGBps = 1000;
+  device.hbmEfficiency = 1;
+  device.hbmLatencyNs = 500;
+  device.dmaBandwidthGBps = 200;
+  using mimic::ops::detail::gemmScratchpadBytes;
+  using mimic::ops::detail::planGemm;
+  const std::vector<std::vector<int>> programs = {{}, {4}, {4, 4, 4}, {1, 4, 4, 4, 4}};
+  for (const auto& buffers : programs) {
+    for (bool readC : {false, true}) {
+      const auto t = planGemm(device, 1, 256, 2048, 1024, 4, readC, buffers);
+      EXPECT_LE(gemmScratchpadBytes(t, 4, readC, buffers), int64_t{256} << 10);
+    }
+  }
+  const auto plain = planGemm(device, 1, 64, 64, 512, 4, false);
+  const auto small = planGemm(device, 1, 64, 64, 512, 4, false, {4});
+  EXPECT_EQ(small.m * small.n * small.k, plain.m * plain.n * plain.k);
+  const auto offsets = mimic::ops::detail::gemmEpilogueOffsets(64 * 64, 4, true, {1, 4});
+  ASSERT_EQ(offsets.size(), 3u);
+  EXPECT_EQ(offsets[0] % 64, 0);
+  EXPECT_GE(offsets[0], 2 * 64 * 64 * 4);  // after the accumulator and the bias tile
+  EXPECT_EQ(offsets[1] - offsets[0], 64 * 64);
+  EXPECT_EQ(offsets[2] - offsets[1], 64 * 64 * 4);
+}
+
+// Simulated milliseconds of `launch` (deterministic for the preset).
 template <class F>
 float simulatedMs(F launch) {
   launch();  // builds and loads the kernels
