@@ -70,7 +70,7 @@ struct Options {
   std::vector<int64_t> outStrides;  // contiguous if empty
   DeviceWorkspace* workspace = nullptr;
   ReduceMap map = ReduceMap::Identity;
-  Strided* other = nullptr;  // ReduceMap::Mul's second operand
+  Strided* other = nullptr;  // the second operand of ReduceMap::Mul and SquaredDifference
   double divisor = 1;
   bool sqrt = false;
   // Float data whose sums are whole numbers below 2^24 in magnitude at every step: f32 sums
@@ -160,6 +160,10 @@ inline Reference referenceAt(Strided& in, const std::vector<int>& dims, ReduceKi
     double x = in.storage[off];
     if (opt.map == ReduceMap::Abs) x = std::fabs(x);
     if (opt.map == ReduceMap::Square) x = x * x;
+    if (opt.map == ReduceMap::SquaredDifference) {
+      const double d = x - opt.other->storage[otherOff];
+      x = d * d;
+    }
     if (opt.map == ReduceMap::Mul) {
       const double y = opt.other->storage[otherOff];
       isum += static_cast<uint64_t>(static_cast<int64_t>(isFloat ? 0 : x)) *
@@ -186,8 +190,11 @@ inline Reference referenceAt(Strided& in, const std::vector<int>& dims, ReduceKi
       if (!isFloat) return {roundTo(static_cast<double>(static_cast<int64_t>(isum)), outT), 0};
       if (!fused) return {sum, 2e-6 * absSum + outEps * std::fabs(sum)};
       // Any summation order of `count` terms (each a rounded product for Mul) is within
-      // (count + 1) units of roundoff of the absolute sum.
-      return finishFloatSum(sum, (count + 1) * kF32Unit * absSum, opt, outT);
+      // (count + 1) units of roundoff of the absolute sum; a squared difference rounds the
+      // difference and its square, 3 units of each term.
+      return finishFloatSum(
+          sum, (count + (opt.map == ReduceMap::SquaredDifference ? 3 : 1)) * kF32Unit * absSum, opt,
+          outT);
     case ReduceKind::Prod:
       if (!isFloat) return {roundTo(static_cast<double>(static_cast<int64_t>(iprod)), outT), 0};
       if (opt.exact) return {roundTo(prod, outT), 0};

@@ -87,6 +87,26 @@ TEST_F(ReduceFusedTest, NaNPropagatesThroughTheMapsAndEmptyMeansAreNaN) {
   expectReduce(none, {1}, ReduceKind::Sum, DType::F32, fused(ReduceMap::Mul, &noOther));
 }
 
+TEST_F(ReduceFusedTest, SquaredDifferencesWithStridedAndBroadcastOperandsInOnePassAndSplit) {
+  std::mt19937 rng(25);
+  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+    for (int64_t n : {int64_t{1}, int64_t{5000}, int64_t{600001}}) {  // the last one is split
+      SCOPED_TRACE(std::string(mimic::isa::dtypeName(t)) + " n " + std::to_string(n));
+      Strided x(t, {n}), y(t, {n}, {2}), reversed(t, {n}, {-1}), same(t, {n}, {0});
+      for (Strided* s : {&x, &y, &reversed, &same}) fillRandom(*s, rng, -2, 2);
+      for (Strided* other : {&y, &reversed, &same}) {
+        expectReduce(x, {0}, ReduceKind::Sum, DType::F32,
+                     fused(ReduceMap::SquaredDifference, other, static_cast<double>(n)));
+      }
+    }
+  }
+  Strided x(DType::F32, {6, 700}), y(DType::F32, {6, 700}, {1, 6});  // along rows, transposed
+  fillRandom(x, rng, -2, 2);
+  fillRandom(y, rng, -2, 2);
+  expectReduce(x, {1}, ReduceKind::Sum, DType::F32, fused(ReduceMap::SquaredDifference, &y));
+  expectReduce(x, {0}, ReduceKind::Sum, DType::F32, fused(ReduceMap::SquaredDifference, &y));
+}
+
 TEST_F(ReduceFusedTest, FusionsAKindCannotTakeThrowInvalidArgument) {
   Strided x(DType::F32, {4, 5}), ints(DType::I32, {4, 5}), out(DType::F32, {4, 1});
   Strided index(DType::I64, {4, 1}), intOut(DType::I32, {4, 1}), halfs(DType::F16, {4, 5});
@@ -111,6 +131,13 @@ TEST_F(ReduceFusedTest, FusionsAKindCannotTakeThrowInvalidArgument) {
                std::invalid_argument);  // sizes
   EXPECT_THROW(call(out, x, ReduceKind::Sum, ReduceFusion{ReduceMap::Abs, x.view()}),
                std::invalid_argument);  // an operand the map does not read
+  EXPECT_THROW(call(out, x, ReduceKind::Min, ReduceFusion{ReduceMap::SquaredDifference, x.view()}),
+               std::invalid_argument);
+  EXPECT_THROW(
+      call(intOut, ints, ReduceKind::Sum, ReduceFusion{ReduceMap::SquaredDifference, ints.view()}),
+      std::invalid_argument);  // not float
+  EXPECT_THROW(call(out, x, ReduceKind::Sum, ReduceFusion{ReduceMap::SquaredDifference, {}}),
+               std::invalid_argument);  // no operand
   EXPECT_THROW(call(intOut, ints, ReduceKind::Sum, ReduceFusion{ReduceMap::Identity, {}, 2}),
                std::invalid_argument);  // divisor of an integer sum
   EXPECT_THROW(call(out, x, ReduceKind::Max, ReduceFusion{ReduceMap::Identity, {}, 1, true}),

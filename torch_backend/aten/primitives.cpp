@@ -48,15 +48,25 @@ void elementwise(const at::Tensor& out, at::TensorList inputs, c10::string_view 
   });
 }
 
+constexpr std::pair<const char*, ops::ReduceMap> kReduceMaps[] = {
+    {"", ops::ReduceMap::Identity},
+    {"abs", ops::ReduceMap::Abs},
+    {"square", ops::ReduceMap::Square},
+    {"mul", ops::ReduceMap::Mul},
+    {"sqdiff", ops::ReduceMap::SquaredDifference}};
+
 ops::ReduceMap reduceMapOf(c10::string_view map) {
-  static const std::pair<const char*, ops::ReduceMap> kMaps[] = {{"", ops::ReduceMap::Identity},
-                                                                 {"abs", ops::ReduceMap::Abs},
-                                                                 {"square", ops::ReduceMap::Square},
-                                                                 {"mul", ops::ReduceMap::Mul}};
-  for (const auto& [name, value] : kMaps) {
+  for (const auto& [name, value] : kReduceMaps) {
     if (map == name) return value;
   }
   TORCH_CHECK(false, "mimic: unknown reduction map '", std::string(map), "'");
+}
+
+// The names reduce's `map` takes, for callers that use a map only where the library has it.
+std::vector<std::string> reduceMaps() {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : kReduceMaps) names.emplace_back(name);
+  return names;
 }
 
 void reduce(const at::Tensor& out, const at::Tensor& input, at::IntArrayRef dims,
@@ -247,6 +257,7 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
       "reduce(Tensor(a!) out, Tensor input, int[] dims, str kind, str map=\"\", "
       "Tensor? other=None, float divisor=1., bool sqrt=False) -> ()",
       reduce);
+  m.def("reduce_maps() -> str[]", reduceMaps);
   m.def("gemm(Tensor(a!) c, Tensor a, Tensor b, float alpha, float beta, Tensor? bias=None) -> ()",
         gemm);
   m.def(

@@ -84,8 +84,14 @@ void checkFusion(const TensorView& in, ReduceKind kind, const ReduceFusion& f) {
       if (!floatIn || kind != ReduceKind::Sum) fail(kind, "the square map needs a float sum");
       break;
     case ReduceMap::Mul:
-      if (kind != ReduceKind::Sum) fail(kind, "the mul map needs sum");
-      if (f.other.data == nullptr && in.numel() > 0) fail(kind, "the mul map needs fusion.other");
+    case ReduceMap::SquaredDifference:
+      if (kind != ReduceKind::Sum) fail(kind, "the mul and sqdiff maps need sum");
+      if (f.map == ReduceMap::SquaredDifference && !floatIn) {
+        fail(kind, "the sqdiff map needs a float input");
+      }
+      if (f.other.data == nullptr && in.numel() > 0) {
+        fail(kind, "the mul and sqdiff maps need fusion.other");
+      }
       if (f.other.dtype != in.dtype) {
         fail(kind, std::string("fusion.other.dtype ") + isa::dtypeName(f.other.dtype) +
                        " must equal in.dtype " + isa::dtypeName(in.dtype));
@@ -95,8 +101,8 @@ void checkFusion(const TensorView& in, ReduceKind kind, const ReduceFusion& f) {
       }
       break;
   }
-  if (f.map != ReduceMap::Mul && f.other.data != nullptr) {
-    fail(kind, "fusion.other is only read by the mul map");
+  if (f.map != ReduceMap::Mul && f.map != ReduceMap::SquaredDifference && f.other.data != nullptr) {
+    fail(kind, "fusion.other is only read by the mul and sqdiff maps");
   }
   if ((f.divisor != 1 || f.sqrt) && (kind != ReduceKind::Sum || !floatIn)) {
     fail(kind, "a divisor or square root needs a float sum");
@@ -135,7 +141,8 @@ void launchPlan(const LaunchContext& ctx, const Plan& p, const LaunchOperands& o
 
 void runReduce(const LaunchContext& ctx, const ReduceCall& call, const Workspace* workspace) {
   const TensorView &out = call.out, &in = call.in;
-  const bool hasOther = call.map == ReduceMap::Mul || call.gather;
+  const bool hasOther =
+      call.map == ReduceMap::Mul || call.map == ReduceMap::SquaredDifference || call.gather;
   Dims kept, red;
   bool emptyReduction = false;
   for (int d = 0; d < in.dim(); ++d) {

@@ -16,14 +16,16 @@ enum class ReduceKind { Sum, Prod, Max, Min, ArgMax, ArgMin };
 // What each element becomes before it is reduced, in the accumulation type.
 enum class ReduceMap {
   Identity,
-  Abs,     // |x|: float inputs; Sum, Max, Min (the 1- and inf-norms)
-  Square,  // x * x: float inputs; Sum (the 2-norm)
-  Mul,     // x * other: Sum (dot)
+  Abs,                // |x|: float inputs; Sum, Max, Min (the 1- and inf-norms)
+  Square,             // x * x: float inputs; Sum (the 2-norm)
+  Mul,                // x * other: Sum (dot)
+  SquaredDifference,  // (x - other)^2: float inputs; Sum (the squared error of mse_loss)
 };
 
 struct ReduceFusion {
   ReduceMap map = ReduceMap::Identity;
-  TensorView other;    // Mul's second operand: in's sizes and dtype, any strides
+  TensorView other;    // Mul's and SquaredDifference's second operand: in's sizes and dtype,
+                       // any strides
   double divisor = 1;  // Sum with a float accumulator: the result divided by it (mean) ...
   bool sqrt = false;   // ... and then its square root (2-norm), before the conversion to out
 };

@@ -43,7 +43,9 @@ struct ReduceShape {
   int descKept = 1, descRed = 1;  // dims in the DMA descriptor, 1..3 each, sum <= 4
   int gridKept = 0, loopRed = 0;  // outer dims: decomposed from grid y / the tile sequence
 
-  bool hasOther() const { return map == ReduceMap::Mul || gather; }
+  bool hasOther() const { return pairs() || gather; }
+  // Maps of two operands.
+  bool pairs() const { return map == ReduceMap::Mul || map == ReduceMap::SquaredDifference; }
   // The second tile's element type: in's for Mul, indices for gather.
   isa::DType otherType() const { return gather ? isa::DType::I64 : in; }
   std::string key() const;

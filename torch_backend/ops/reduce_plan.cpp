@@ -20,7 +20,7 @@ int64_t bytesPerElement(const ReduceShape& s) {
   const int64_t cast = s.acc != s.in ? isa::dtypeSize(s.acc) : 0;
   int64_t bytes = kSets * isa::dtypeSize(s.in) + cast;
   if (s.hasOther()) bytes += kSets * isa::dtypeSize(s.otherType());
-  if (s.map == ReduceMap::Mul) bytes += cast;
+  if (s.pairs()) bytes += cast;
   return bytes;
 }
 int64_t bytesPerKept(const ReduceShape& s) {
@@ -157,7 +157,7 @@ std::vector<int64_t> arguments(const Plan& p, const LaunchOperands& operands) {
   }
   if (cast) {
     args[kArgTileAccSp] = take(tileRows * p.pitch * a);
-    if (s.map == ReduceMap::Mul) args[kArgOtherAccSp] = take(tileRows * p.pitch * a);
+    if (s.pairs()) args[kArgOtherAccSp] = take(tileRows * p.pitch * a);
   }
   args[kArgAccSp] = take(p.keptCap * a);
   if (!s.columns && s.kind != ReduceKind::Prod) args[kArgPartialSp] = take(p.keptCap * a);

@@ -26,8 +26,9 @@ bool isArg(ReduceKind k) {
 // which passes over each element once per instruction (conversion, map, reduction) at about a
 // lane per cycle.
 double unitRate(const mimicDeviceProperties& d, const ReduceShape& s, int64_t elementBytes) {
-  int passes = 1 + (s.map != ReduceMap::Identity ? 1 : 0) + (isArg(s.kind) ? 1 : 0);
-  if (s.acc != s.in) passes += s.map == ReduceMap::Mul ? 2 : 1;
+  int passes = 1 + (s.map != ReduceMap::Identity ? 1 : 0) +
+               (s.map == ReduceMap::SquaredDifference ? 1 : 0) + (isArg(s.kind) ? 1 : 0);
+  if (s.acc != s.in) passes += s.pairs() ? 2 : 1;
   return std::min(d.dmaBandwidthGBps / static_cast<double>(elementBytes),
                   d.vectorLanes * d.clockMHz / 1000 / passes);
 }

@@ -56,7 +56,7 @@ void TileFold::prepare(int set, Reg rows, Reg n) {
   };
   if (s_.acc != s_.in) {
     convert(kArgTileRowBytes, tileArg(set), kArgTileAccSp);
-    if (s_.map == ReduceMap::Mul) convert(kArgOtherRowBytes, otherArg(set), kArgOtherAccSp);
+    if (s_.pairs()) convert(kArgOtherRowBytes, otherArg(set), kArgOtherAccSp);
   }
   if (s_.map != ReduceMap::Identity) {
     // Every operand is a tile in the accumulation type, all with the same row stride.
@@ -66,9 +66,14 @@ void TileFold::prepare(int set, Reg rows, Reg n) {
       k_.unary(isa::UnaryOp::Abs, s_.acc, x, x, n);
     } else if (s_.map == ReduceMap::Square) {
       k_.binary(BinaryOp::Mul, s_.acc, x, x, x, n);
-    } else {
+    } else if (s_.map == ReduceMap::Mul) {
       Reg y = arg(otherAccArg(set));
       k_.binary(BinaryOp::Mul, s_.acc, x, x, y, n);
+      k_.release(y);
+    } else {
+      Reg y = arg(otherAccArg(set));
+      k_.binary(BinaryOp::Sub, s_.acc, x, x, y, n);
+      k_.binary(BinaryOp::Mul, s_.acc, x, x, x, n);
       k_.release(y);
     }
     k_.release(x);

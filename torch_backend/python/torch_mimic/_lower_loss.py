@@ -2,9 +2,9 @@
 backward, as they appear when the loss is compiled with the model, in the fewest launches the
 primitives allow (eager counts in brackets):
 
-- mse_loss, mean or sum: the difference (one elementwise launch) and its squares summed and
-  divided by the count in one reduction (map square, divisor): 2 launches [3]. Eager multiplies
-  the sum by 1/count; the division here rounds once, which is within one float32 rounding of it.
+- mse_loss, mean or sum: one reduction of the squared differences (map sqdiff) divided by the
+  count: 1 launch [3]. Eager multiplies the sum by 1/count; the division here rounds once, which
+  is within one float32 rounding of it; the sum may be tiled otherwise (a reordered sum).
   reduction='none' is the squared error as one fused kernel [1].
 - mse_loss_backward: one fused kernel with eager's program [1].
 - nll_loss_forward, 2-D float32 input, no class weights, mean or sum, by one of two routes
@@ -33,6 +33,7 @@ import torch
 from ._compile_graph import Kernel, aten_name, bound_arguments, replace, tensor_meta
 from ._lib import launch
 from ._lower_pointwise import FusedKernel
+from ._lower_reduce import reduce_maps
 
 ORDER = 35  # before the row pass: nll_loss_backward absorbs log_softmax's backward
 
@@ -62,7 +63,7 @@ class _PerDevice:
 
 
 class MseLossKernel(Kernel):
-    """mse_loss with mean or sum: the difference, then one reduction of its squares."""
+    """mse_loss with mean or sum: one reduction of the squared differences."""
 
     kind = "loss"
 
@@ -73,16 +74,14 @@ class MseLossKernel(Kernel):
         self.divisor = float(count) if mean else 1.0
 
     def __call__(self, x, target):
-        difference = launch(torch.empty(self.shape, dtype=_F32, device=x.device), [x, target],
-                            "x0 x1 sub", _F32)
         rank = len(self.shape)
         out = torch.empty([1] * rank, dtype=_F32, device=x.device)
-        torch.ops.mimic.reduce(out, difference, list(range(rank)), "sum", "square", None,
+        torch.ops.mimic.reduce(out, x, list(range(rank)), "sum", "sqdiff", target,
                                self.divisor, False)
         return out.view(())
 
     def describe(self):
-        return dict(super().describe(), shape=(), program="x0 x1 sub -> sum square")
+        return dict(super().describe(), shape=(), program=f"{_SQUARED_ERROR} -> sum")
 
 
 class NllLossKernel(Kernel):
@@ -194,7 +193,7 @@ def _mse_loss(node, values):
     nodes = [str(node.target)]
     if reduction == _NONE:
         return FusedKernel(_SQUARED_ERROR, shape, [], nodes), [x, target]
-    if reduction not in (_MEAN, _SUM):
+    if reduction not in (_MEAN, _SUM) or "sqdiff" not in reduce_maps():
         return None
     return MseLossKernel(nodes, shape, reduction == _MEAN), [x, target]
 

@@ -3,8 +3,9 @@ the reduce primitive each, with no dispatcher round trip, absorbing what the pri
 compute in the same launch (torch_backend/ops/reduce.h):
 
 - a prologue: a fused pointwise kernel read by nothing but the reduction whose program is one
-  of the primitive's maps (x0 x1 mul -> mul, x0 x0 mul -> square, x0 abs -> abs). Its output is
-  then never written: the reduction reads its inputs instead. Other programs stay a kernel of
+  of the primitive's maps (x0 x1 mul -> mul, x0 x0 mul -> square, x0 abs -> abs, the squared
+  difference x0 x1 sub x0 x1 sub mul -> sqdiff). Its output is then never written: the
+  reduction reads its inputs instead. Other programs stay a kernel of
   their own (the primitive has no general program map).
 - an epilogue: a fused kernel whose only input is a reduction read by nothing else and whose
   program is a division by a scalar, then optionally a square root (x0 s0 div sqrt): the
@@ -32,10 +33,26 @@ ORDER = 30  # after the pointwise pass, whose kernels become prologues and epilo
 
 _F32 = torch.float32
 # A prologue program -> (map, its inputs as indices of the kernel's inputs: in, other).
-_MAPS = {"x0 x1 mul": ("mul", (0, 1)), "x0 x0 mul": ("square", (0,)), "x0 abs": ("abs", (0,))}
+_MAPS = {"x0 x1 mul": ("mul", (0, 1)), "x0 x0 mul": ("square", (0,)), "x0 abs": ("abs", (0,)),
+         "x0 x1 sub x0 x1 sub mul": ("sqdiff", (0, 1))}
 # An epilogue program -> (its scaling: div or mul by s0, or None; whether it roots).
 _EPILOGUES = {"x0 s0 div": ("div", False), "x0 s0 mul": ("mul", False), "x0 sqrt": (None, True),
               "x0 s0 div sqrt": ("div", True), "x0 s0 mul sqrt": ("mul", True)}
+
+
+_maps = None
+
+
+def reduce_maps():
+    """The map names the loaded library's reduce primitive takes (one built before
+    reduce_maps has the first four)."""
+    global _maps
+    if _maps is None:
+        try:
+            _maps = frozenset(torch.ops.mimic.reduce_maps())
+        except (AttributeError, RuntimeError):
+            _maps = frozenset({"", "abs", "square", "mul"})
+    return _maps
 
 
 class ReduceKernel(Kernel):
@@ -110,7 +127,7 @@ def _prologue(source):
     if not isinstance(kernel, FusedKernel) or len(source.users) != 1 or kernel.scalars:
         return None
     found = _MAPS.get(kernel.program)
-    if found is None:
+    if found is None or found[0] not in reduce_maps():
         return None
     map_name, picks = found
     inputs = [source.args[i] for i in picks]
