@@ -254,8 +254,9 @@ TEST_F(RowTest, LayerNorm) {
 
 // Layer norm of in + residual against the layer norm of their f32 sum computed on the host:
 // the same sum, and for whole rows the same statistics and outputs bit for bit.
-void expectLayerNormResidual(const Case& r, bool wholeRows = true) {
-  SCOPED_TRACE("layer_norm residual " + describe(r));
+// With `dropout`, the residual is first multiplied by a 0/1 mask divided by 0.9.
+void expectLayerNormResidual(const Case& r, bool wholeRows = true, bool dropout = false) {
+  SCOPED_TRACE("layer_norm residual " + describe(r) + (dropout ? " dropout" : ""));
   std::mt19937 rng(5);
   Strided x(DType::F32, {r.g, r.c, r.n}, rowStrides(r.g, r.c, r.n, r.strided));
   Strided residual(DType::F32, {r.g, r.c, r.n}), sum(DType::F32, {r.g, r.c, r.n});
@@ -264,20 +265,28 @@ void expectLayerNormResidual(const Case& r, bool wholeRows = true) {
   fillRandom(residual, rng, -2, 2);
   fillRandom(w, rng, -2, 2);
   fillRandom(b, rng, -1, 1);
+  Strided mask(DType::F32, {r.g, r.c, r.n});
+  for (double& m : mask.storage) m = rng() % 10 == 0 ? 0 : 1;
+  const double keep = 0.9;
   for (int64_t g = 0; g < r.g; ++g) {
     for (int64_t c = 0; c < r.c; ++c) {
       for (int64_t n = 0; n < r.n; ++n) {
-        at3(expectedSum, g, c, n) = roundTo(at3(x, g, c, n) + at3(residual, g, c, n), DType::F32);
+        double added = at3(residual, g, c, n);
+        if (dropout) {
+          added = roundTo(added * roundTo(at3(mask, g, c, n) / keep, DType::F32), DType::F32);
+        }
+        at3(expectedSum, g, c, n) = roundTo(at3(x, g, c, n) + added, DType::F32);
       }
     }
   }
-  for (Strided* s : {&x, &residual, &expectedSum, &w, &b}) s->upload();
+  for (Strided* s : {&x, &residual, &expectedSum, &w, &b, &mask}) s->upload();
   Strided y(DType::F32, {r.g, r.c, r.n}), mean(DType::F32, {r.g, r.c}),
       rstd(DType::F32, {r.g, r.c});
   Strided yRef(DType::F32, {r.g, r.c, r.n}), meanRef(DType::F32, {r.g, r.c});
   Strided rstdRef(DType::F32, {r.g, r.c});
   mimic::ops::layerNorm({}, y.view(), mean.view(), rstd.view(), x.view(), w.view(), b.view(), 1e-5,
-                        residual.view(), sum.view());
+                        residual.view(), sum.view(),
+                        dropout ? mask.view() : mimic::ops::TensorView{}, keep);
   mimic::ops::layerNorm({}, yRef.view(), meanRef.view(), rstdRef.view(), expectedSum.view(),
                         w.view(), b.view(), 1e-5);
   for (Strided* s : {&y, &mean, &rstd, &sum, &yRef, &meanRef, &rstdRef}) s->download();
@@ -296,6 +305,9 @@ TEST_F(RowTest, LayerNormWithResidual) {
   expectLayerNormResidual({DType::F32, DType::F32, 2, 3, 1000, true});
   expectLayerNormResidual({DType::F32, DType::F32, 1, 300, 5});
   expectLayerNormResidual({DType::F32, DType::F32, 1, 2, 12000}, false);  // chunked
+  expectLayerNormResidual({DType::F32, DType::F32, 1, 40, 64}, true, true);
+  expectLayerNormResidual({DType::F32, DType::F32, 2, 3, 1000, true}, true, true);
+  expectLayerNormResidual({DType::F32, DType::F32, 1, 2, 12000}, false, true);
 }
 
 TEST_F(RowTest, LayerNormResidualNeedsItsSumInFloat32) {
@@ -309,6 +321,12 @@ TEST_F(RowTest, LayerNormResidualNeedsItsSumInFloat32) {
                std::invalid_argument);
   EXPECT_THROW(mimic::ops::layerNorm({}, out.view(), mean.view(), rstd.view(), x.view(), {}, {},
                                      1e-5, x.view(), half.view()),
+               std::invalid_argument);
+  EXPECT_THROW(mimic::ops::layerNorm({}, out.view(), mean.view(), rstd.view(), x.view(), {}, {},
+                                     1e-5, {}, {}, x.view(), 0.9),
+               std::invalid_argument);  // a mask without a residual
+  EXPECT_THROW(mimic::ops::layerNorm({}, out.view(), mean.view(), rstd.view(), x.view(), {}, {},
+                                     1e-5, x.view(), sum.view(), half.view(), 0.9),
                std::invalid_argument);
 }
 

@@ -256,6 +256,24 @@ def test_residual_add_runs_in_the_layer_norm_kernel(device):
     assert _launches() - before == 1
 
 
+def _dropped_residual_norm(a, b, mask, w, bias):
+    # Dropout as AOT autograd records it: the residual times its mask over the keep probability.
+    return F.layer_norm(a + b * (mask / 0.9), (48,), w, bias)
+
+
+def test_dropped_out_residual_runs_in_the_layer_norm_kernel(device):
+    torch.manual_seed(9)
+    mask = (torch.rand(5, 16, 48) > 0.1).float()
+    inputs = [torch.randn(5, 16, 48), torch.randn(5, 16, 48), mask, torch.randn(48),
+              torch.randn(48)]
+    eager = _run(_dropped_residual_norm, inputs, device, compiled=False)
+    compiled = _run(_dropped_residual_norm, inputs, device, compiled=True)
+    assert torch.equal(eager[0][0], compiled[0][0])
+    _check_grads(eager, compiled)
+    (kernel,) = [n for k, n in _kinds(_graphs()["forward"]) if k == "row"]
+    assert "aten.mul.Tensor" in kernel and "aten.native_layer_norm.default" in kernel
+
+
 def test_row_ops_of_other_dtypes_run_eager(device):
     x = torch.randn(4, 8, dtype=torch.float16).to(device)
     fn = lambda a: torch.softmax(a, -1)  # noqa: E731

@@ -156,12 +156,13 @@ void layerNorm(const at::Tensor& out, const at::Tensor& mean, const at::Tensor& 
   });
 }
 
-// layer_norm of x = input + residual, x written to `sum` (the add before a transformer's layer
-// norm, in the same launch).
+// layer_norm of x = input + residual (times mask / scale with a dropout mask), x written to
+// `sum` (the add before a transformer's layer norm, in the same launch).
 void layerNormResidual(const at::Tensor& out, const at::Tensor& mean, const at::Tensor& rstd,
                        const at::Tensor& sum, const at::Tensor& input, const at::Tensor& residual,
                        const c10::optional<at::Tensor>& weight,
-                       const c10::optional<at::Tensor>& bias, double eps) {
+                       const c10::optional<at::Tensor>& bias, double eps,
+                       const c10::optional<at::Tensor>& mask, double scale) {
   const char* op = "layer_norm_residual";
   for (const at::Tensor* t : {&mean, &rstd, &sum, &input, &residual}) {
     checkSameDevice(*t, out, op);
@@ -169,7 +170,7 @@ void layerNormResidual(const at::Tensor& out, const at::Tensor& mean, const at::
   onDevice(op, [&] {
     ops::layerNorm(launchContextOf(out), viewOf(out), viewOf(mean), viewOf(rstd), viewOf(input),
                    optionalView(weight, out, op), optionalView(bias, out, op), eps,
-                   viewOf(residual), viewOf(sum));
+                   viewOf(residual), viewOf(sum), optionalView(mask, out, op), scale);
   });
 }
 
@@ -274,7 +275,8 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
       layerNorm);
   m.def(
       "layer_norm_residual(Tensor(a!) out, Tensor(b!) mean, Tensor(c!) rstd, Tensor(d!) sum, "
-      "Tensor input, Tensor residual, Tensor? weight, Tensor? bias, float eps) -> ()",
+      "Tensor input, Tensor residual, Tensor? weight, Tensor? bias, float eps, Tensor? mask=None, "
+      "float scale=1.) -> ()",
       layerNormResidual);
   m.def(
       "layer_norm_backward(Tensor(a!)? grad_input, Tensor(b!)? grad_weight, Tensor(c!)? grad_bias, "

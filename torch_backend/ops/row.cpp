@@ -119,7 +119,7 @@ void softmaxBackward(const LaunchContext& ctx, const TensorView& gradInput,
 void layerNorm(const LaunchContext& ctx, const TensorView& out, const TensorView& mean,
                const TensorView& rstd, const TensorView& in, const TensorView& weight,
                const TensorView& bias, double eps, const TensorView& residual,
-               const TensorView& sum) {
+               const TensorView& sum, const TensorView& dropMask, double dropScale) {
   const char* op = "layer_norm";
   checkRows(op, in);
   checkView(op, "in", in, in.sizes);
@@ -133,6 +133,12 @@ void layerNorm(const LaunchContext& ctx, const TensorView& out, const TensorView
     if (in.dtype != DType::F32 || residual.dtype != DType::F32 || sum.dtype != DType::F32) {
       fail(op, "in, residual and sum must be f32 with a residual");
     }
+  }
+  const bool dropout = dropMask.data != nullptr;
+  if (dropout) {
+    if (!withResidual) fail(op, "a dropout mask needs a residual");
+    checkView(op, "dropout mask", dropMask, in.sizes);
+    if (dropMask.dtype != DType::F32) fail(op, "the dropout mask must be f32");
   }
   checkStatistics(op, in, mean, rstd);
   const std::vector<int64_t> cols{in.sizes[2]};
@@ -149,6 +155,9 @@ void layerNorm(const LaunchContext& ctx, const TensorView& out, const TensorView
   call.shape.col0 = weight.dtype;
   call.shape.col1 = bias.dtype;
   call.shape.residual = withResidual;
+  call.shape.dropout = dropout;
+  call.in2 = dropMask;
+  call.scale = dropScale;
   call.shape.in1 = residual.dtype;
   call.in0 = in;
   call.in1 = residual;

@@ -31,11 +31,13 @@ void softmaxBackward(const LaunchContext& ctx, const TensorView& gradInput,
 // [G, C]). weight and bias may be null (data == nullptr).
 // With a `residual` (the add before a transformer's layer norm), x = in + residual in f32 and
 // x is written to `sum`: one launch where an add and the layer norm take two, and x read once.
-// in, residual and sum are then f32; both or neither of residual and sum are given.
+// in, residual and sum are then f32; both or neither of residual and sum are given. A
+// `dropMask` (f32, with a residual) drops the residual out first: x = in + residual * (dropMask
+// / dropScale), each operation rounded to f32 in that order.
 void layerNorm(const LaunchContext& ctx, const TensorView& out, const TensorView& mean,
                const TensorView& rstd, const TensorView& in, const TensorView& weight,
                const TensorView& bias, double eps, const TensorView& residual = {},
-               const TensorView& sum = {});
+               const TensorView& sum = {}, const TensorView& dropMask = {}, double dropScale = 1);
 
 // Layer norm's gradients from grad_out (dy), the input x and the saved mean and rstd:
 //   gradInput  = rstd (g - mean(g) - xhat mean(g xhat)), g = dy * weight, xhat = (x - mean) rstd

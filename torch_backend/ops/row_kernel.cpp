@@ -79,9 +79,9 @@ class RowGen {
   KernelBuilder k_;
   isa::Desc desc_{0};
   Reg zero_{}, one_{}, four_{}, kcA_{}, ncA_{}, c0_{}, pitchF_{}, wg_{};
-  Reg base_[4]{};        // in0, in1, out, sum
+  Reg base_[5]{};        // in0, in1, out, sum, in2
   Reg statBase_[2]{};    // mean, rstd
-  bool loaded_[4] = {};  // whole rows: in0, in1, col0, col1 are in the scratchpad
+  bool loaded_[5] = {};  // whole rows: in0, in1, col0, col1, in2 are in the scratchpad
 };
 
 void RowGen::place() {
@@ -90,9 +90,10 @@ void RowGen::place() {
   kcA_ = arg(kRowC);
   k_.alu(ScalarOp::Sub, kcA_, kcA_, start);
   k_.alu(ScalarOp::Min, kcA_, kcA_, kc);
-  const int operands[4] = {kRowIn0, kRowIn1, kRowOut, kRowSum};
-  const bool used[4] = {s_.rowInputs() >= 1, s_.rowInputs() >= 2, s_.writeOut, s_.residual};
-  for (int i = 0; i < 4; ++i) {
+  const int operands[5] = {kRowIn0, kRowIn1, kRowOut, kRowSum, kRowIn2};
+  const bool used[5] = {s_.rowInputs() >= 1, s_.rowInputs() >= 2, s_.writeOut, s_.residual,
+                        s_.dropout};
+  for (int i = 0; i < 5; ++i) {
     if (!used[i]) continue;
     base_[i] = arg(operands[i] + kOpAddr);
     k_.addScaledArg(base_[i], y, operands[i] + kOpG);
@@ -139,16 +140,16 @@ void RowGen::forEachChunk(const Body& body) {
 }
 
 void RowGen::issueRows(int which) {
-  const int op = which == 0 ? kRowIn0 : kRowIn1;
-  const DType type = which == 0 ? s_.in0 : s_.in1;
+  const int op = which == 0 ? kRowIn0 : which == 1 ? kRowIn1 : kRowIn2;
+  const DType type = which == 0 ? s_.in0 : which == 1 ? s_.in1 : kF32;
   const int64_t e = isa::dtypeSize(type);
   Reg elem = k_.li(e), rowBytes = arg(kRowPitch), strideN = arg(op + kOpN),
       strideC = arg(op + kOpC);
   k_.alu(ScalarOp::Mul, rowBytes, rowBytes, e);
   k_.dmaDim(desc_, type, 0, ncA_, strideN, elem);
   k_.dmaDim(desc_, type, 1, kcA_, strideC, rowBytes);
-  Reg address = k_.reg(), sp = arg(kRowSpRaw0 + which);
-  k_.mov(address, base_[which]);
+  Reg address = k_.reg(), sp = arg(which < 2 ? kRowSpRaw0 + which : kRowSpRaw2);
+  k_.mov(address, base_[which < 2 ? which : 4]);
   if (s_.chunked) {
     Reg t = k_.reg();
     k_.alu(ScalarOp::Mul, t, c0_, strideN);
@@ -176,14 +177,17 @@ void RowGen::issueCols(int which) {
 }
 
 void RowGen::load(bool rows0, bool rows1, bool cols) {
-  const bool want[4] = {rows0, rows1, cols && s_.hasCol0, cols && s_.hasCol1};
-  bool issued[4] = {};
-  for (int i = 0; i < 4; ++i) {
+  // in2, the dropout mask, comes with in1 (f32: it needs no conversion).
+  const bool want[5] = {rows0, rows1, cols && s_.hasCol0, cols && s_.hasCol1, rows1 && s_.dropout};
+  bool issued[5] = {};
+  for (int i = 0; i < 5; ++i) {
     if (!want[i] || loaded_[i]) continue;
     if (i < 2) {
       issueRows(i);
-    } else {
+    } else if (i < 4) {
       issueCols(i - 2);
+    } else {
+      issueRows(2);
     }
     issued[i] = true;
     loaded_[i] = !s_.chunked;
@@ -520,8 +524,20 @@ void RowGen::layerNorm() {
     statFill(kS0, 0.0);
     statFill(kS1, 0.0);
   }
+  // F1 = in1 * (in2 / scale), in place (the dropped-out residual), then dst = F0 + F1.
+  auto sum = [&](int dst) {
+    if (s_.dropout) {
+      Reg mask = arg(kRowSpRaw2), scale = arg(kRowScale);
+      k_.vshape(kcA_, pitchF_, pitchF_, zero_);
+      k_.binaryScalar(BinaryOp::Div, kF32, mask, mask, scale, ncA_);
+      k_.release(mask);
+      k_.release(scale);
+      dense(BinaryOp::Mul, kF1, kF1, kRowSpRaw2);
+    }
+    dense(BinaryOp::Add, dst, kF0, kF1);
+  };
   auto resummed = [&] {
-    if (s_.residual && s_.chunked) dense(BinaryOp::Add, kF0, kF0, kF1);
+    if (s_.residual && s_.chunked) sum(kF0);
   };
   forEachChunk([&] {
     load(true, s_.residual, false);
@@ -529,7 +545,7 @@ void RowGen::layerNorm() {
     if (s_.residual) {
       // A chunk's sum is stored from T1: the next chunk loads into F0 while it is stored.
       x = s_.chunked ? kT1 : kF0;
-      dense(BinaryOp::Add, x, kF0, kF1);
+      sum(x);
       storeRows(x, true);
     }
     accumulate(kS0, x);
@@ -673,7 +689,7 @@ std::string RowShape::key() const {
   if (hasCol1) k += std::string(".b_") + isa::dtypeName(col1);
   if (part0) k += ".dw";
   if (part1) k += ".db";
-  if (residual) k += ".residual";
+  if (residual) k += dropout ? ".residual_dropout" : ".residual";
   return k;
 }
 

@@ -47,7 +47,9 @@ struct RowShape {
   bool hasCol0 = false, hasCol1 = false;  // layer norm: weight, bias
   bool writeOut = true;                   // layer norm backward: grad_input wanted
   bool part0 = false, part1 = false;      // layer norm backward: weight / bias partial sums
-  bool residual = false;  // layer norm of x = in0 + in1 (f32 rows), x stored to kRowSum
+  // Layer norm of x = in0 + in1, or (dropout) in0 + in1 * (in2 / kRowScale), f32 rows; x is
+  // stored to kRowSum.
+  bool residual = false, dropout = false;
 
   // Row inputs the kind reads: in0 (x, or dy for the backwards), in1 (y, or x).
   int rowInputs() const;
@@ -80,7 +82,8 @@ enum RowArg : int {
   kRowIn1 = kRowIn0 + kOpFields,
   kRowOut = kRowIn1 + kOpFields,
   kRowSum = kRowOut + kOpFields,      // layer norm with a residual: in0 + in1
-  kRowStat0 = kRowSum + kOpFields,    // mean
+  kRowIn2 = kRowSum + kOpFields,      // the residual's dropout mask
+  kRowStat0 = kRowIn2 + kOpFields,    // mean
   kRowStat1 = kRowStat0 + kStFields,  // rstd
   kRowCol0 = kRowStat1 + kStFields,   // weight
   kRowCol1 = kRowCol0 + kColFields,   // bias
@@ -104,6 +107,8 @@ enum RowArg : int {
   kRowSpColF1,
   kRowSpAcc0,  // [nc] f32 column sums (partials)
   kRowSpAcc1,
+  kRowSpRaw2,  // in2's tile (f32: its own f32 tile)
+  kRowScale,   // f32 bits: the dropout's keep probability, which in2 is divided by
   kRowArgCount,
 };
 

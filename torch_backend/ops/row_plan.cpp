@@ -41,6 +41,7 @@ Layout layout(const RowShape& s, int64_t kc, int64_t nc, int64_t pitch) {
       place(kRowSpF0 + i, kc * pitch * 4);
     }
   }
+  if (s.dropout) place(kRowSpRaw2, kc * pitch * 4);
   if (s.writeOut && s.out != DType::F32) place(kRowSpRawOut, kc * pitch * size(s.out));
   for (int i = 0; i < s.temps(); ++i) place(kRowSpT0 + i, kc * pitch * 4);
   for (int i = 0; i < kRowStats; ++i) place(kRowSpS0 + i, kc * 4);
@@ -141,6 +142,8 @@ std::vector<int64_t> rowArguments(const RowPlan& p, const RowCall& call) {
   rowOperand(kRowIn1, call.in1);
   rowOperand(kRowOut, call.out);
   rowOperand(kRowSum, call.sum);
+  rowOperand(kRowIn2, call.in2);
+  args[kRowScale] = scalarBits(call.scale, DType::F32);
   const TensorView* stats[2] = {&call.stat0, &call.stat1};
   for (int i = 0; i < 2; ++i) {
     if (stats[i]->data == nullptr) continue;

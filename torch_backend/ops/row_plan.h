@@ -16,7 +16,9 @@ namespace mimic::ops::detail {
 struct RowCall {
   RowShape shape;
   TensorView in0, in1, out;
-  TensorView sum;  // layer norm with a residual: in0 + in1
+  TensorView sum;  // layer norm with a residual: in0 + in1 (* (in2 / scale))
+  TensorView in2;  // the residual's dropout mask
+  double scale = 1;
   TensorView stat0, stat1;
   TensorView col0, col1;
   void* part0 = nullptr;  // f32 [workgroups][N] each (see RowPlan::workgroups)

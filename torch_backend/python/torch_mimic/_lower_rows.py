@@ -6,12 +6,13 @@ the weight and bias gradients in the rows of one [2, N] tensor, which one reduct
 kernel's partial sums fills (eager's separate tensors take one reduction each).
 
 A fused kernel that only adds two float32 tensors of the input's shape (the residual add
-before a transformer's layer norm) is absorbed by layer norm: the row kernel adds them and writes
-their sum, which the add's other readers (layer norm's backward) take, in one launch instead of
-two, bit-identical (rows too long for the scratchpad are summed in other chunks, within the
-bound of a reordered sum). Other prologues (dropout then the add, attention's dropout before
-softmax's backward, a gradient feeding layer norm's backward) stay kernels of their own: the
-row kernel takes no general program.
+before a transformer's layer norm), or adds the second dropped out (x0 + x1 * (x2 / s0), dropout
+then the add), is absorbed by layer norm: the row kernel computes the sum in the same float32
+operations and writes it for the add's other readers (layer norm's backward), in one launch
+instead of two, bit-identical (rows too long for the scratchpad are summed in other chunks,
+within the bound of a reordered sum). Other prologues (attention's dropout before softmax's
+backward, a gradient feeding layer norm's backward) stay kernels of their own: the row kernel
+takes no general program.
 """
 import math
 import operator
@@ -104,14 +105,18 @@ def _layer_norm(values):
     return run, tensors
 
 
-def _has_residual_primitive():
-    """Whether the loaded library has layer_norm_residual (a library built before it lowers the
-    add and the layer norm apart)."""
+# A residual's program -> whether it drops the residual out first (x0 + x1 * (x2 / s0)).
+_RESIDUALS = {"x0 x1 add": False, "x0 x1 x2 s0 div mul add": True}
+
+
+def _residual_arguments():
+    """The argument names of the loaded library's layer_norm_residual, or none (a library built
+    before it lowers the add and the layer norm apart, one before its mask the dropout's)."""
     try:
-        torch.ops.mimic.layer_norm_residual
+        schema = torch.ops.mimic.layer_norm_residual.default._schema
     except (AttributeError, RuntimeError):
-        return False
-    return True
+        return ()
+    return tuple(a.name for a in schema.arguments)
 
 
 def _residual_layer_norm(node, values, order):
@@ -120,9 +125,15 @@ def _residual_layer_norm(node, values, order):
     writes their sum for the add's other readers (layer_norm_residual), or None."""
     add = values["input"]
     fused = add.target if isinstance(add, torch.fx.Node) else None
-    if (not isinstance(fused, FusedKernel) or fused.program != "x0 x1 add" or fused.scalars
-            or not _has_residual_primitive()):
+    if not isinstance(fused, FusedKernel) or fused.program not in _RESIDUALS:
         return None
+    dropout = _RESIDUALS[fused.program]
+    arguments = _residual_arguments()
+    if not arguments or (dropout and "mask" not in arguments):
+        return None
+    if len(fused.scalars) != dropout or (dropout and type(fused.scalars[0]) not in (int, float)):
+        return None
+    scale = float(fused.scalars[0]) if dropout else 1.0
     shape = tensor_meta(add)[0]
     normalized, eps = list(values["normalized_shape"]), values["eps"]
     axis = len(shape) - len(normalized)
@@ -136,20 +147,22 @@ def _residual_layer_norm(node, values, order):
     rows = shape.numel() // cols
     stat_shape = list(shape[:axis]) + [1] * len(normalized)
 
-    def run(a, b, weight, bias):
-        device = a.device
+    def run(*tensors):
+        *rows_in, weight, bias = tensors
+        device = rows_in[0].device
         out, total = (torch.empty(shape, dtype=_F32, device=device) for _ in range(2))
         mean, rstd = (torch.empty(stat_shape, dtype=_F32, device=device) for _ in range(2))
+        a, b, *mask = (t.reshape(1, rows, cols) for t in rows_in)
+        extra = {"mask": mask[0], "scale": scale} if dropout else {}
         torch.ops.mimic.layer_norm_residual(
             out.view(1, rows, cols), mean.view(1, rows), rstd.view(1, rows),
-            total.view(1, rows, cols), a.reshape(1, rows, cols), b.reshape(1, rows, cols),
-            None if weight is None else weight.reshape(cols),
-            None if bias is None else bias.reshape(cols), eps)
+            total.view(1, rows, cols), a, b, None if weight is None else weight.reshape(cols),
+            None if bias is None else bias.reshape(cols), eps, **extra)
         return out, mean, rstd, total
 
     nodes = fused.nodes + [str(node.target)]
-    kernel = RowKernel(nodes, run, shape,
-                       f"x0 x1 add -> native_layer_norm normalized_shape={normalized} eps={eps}")
+    kernel = RowKernel(nodes, run, shape, f"{fused.program} -> native_layer_norm "
+                       f"normalized_shape={normalized} eps={eps}")
     return kernel, list(add.args) + parameters, add
 
 
