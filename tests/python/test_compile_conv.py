@@ -96,8 +96,8 @@ def test_launches_per_convolution(device):
 
 
 def test_pointwise_1x1_convolution_launches_only_gemms(device):
-    """1x1, stride 1, no padding: the input and grad_output are the GEMMs' operands as they are,
-    the weight's transpose a view."""
+    """1x1, stride 1, no padding: the input is the forward GEMM's operand as it is, grad_output's
+    rows both backward GEMMs', the weight's transpose a view."""
     torch.manual_seed(0)
     x, weight = torch.randn(2, 4, 5, 5), torch.randn(6, 4, 1, 1)
 
@@ -105,7 +105,7 @@ def test_pointwise_1x1_convolution_launches_only_gemms(device):
         return nn.functional.conv2d(x, weight)
 
     grad = torch.randn(2, 6, 5, 5)
-    # forward GEMM; backward: the input GEMM, and the rows, columns and GEMM of the weight.
+    # forward GEMM; backward: the rows, the input GEMM, the input's columns and the weight GEMM.
     assert _step_launches(torch_mimic.compile(fn), device, x, weight, grad) == 1 + 4
 
 

@@ -148,8 +148,9 @@ class ConvBackwardKernel(Kernel):
         positions = kernel[0] * kernel[1]
         if positions == 1 and self.stride == (1, 1) and self.padding == (0, 0):
             grad_input = torch.empty(x.shape, dtype=_F32, device=x.device)
+            per_batch = rows.view(out_channels, batch, -1).permute(1, 0, 2)
             _ops.gemm(grad_input.view(batch, channels, -1), weight_t.expand(batch, *weight_t.shape),
-                      grad_output.reshape(batch, out_channels, -1), 1.0, 0.0)
+                      per_batch, 1.0, 0.0)
             return grad_input
         products = torch.empty((1, weight_t.shape[0], rows.shape[1]), dtype=_F32, device=x.device)
         _ops.gemm(products, weight_t.unsqueeze(0), rows.unsqueeze(0), 1.0, 0.0)
