@@ -9,9 +9,9 @@ stride 1 and no padding reads the input as its columns (no copy).
 
 Backward: grad_output's dense rows are made once for both GEMMs (eager makes them once too).
 The weight and bias gradients are eager's. The input gradient is eager's GEMM of weight^T and
-the rows, whose col2im (eager: a zero plane, KH*KW launches adding one kernel offset each, a
-crop) becomes a zero plane, one strided copy and one reduction (ConvBackwardKernel._grad_input).
-A 3x3 convolution's backward launches 9 kernels instead of 17.
+grad_output, whose col2im (eager: a zero plane, KH*KW launches adding one kernel offset each, a
+crop) becomes the GEMM writing into a zero plane and one reduction (ConvBackwardKernel.
+_grad_input). A 3x3 convolution's backward launches 9 kernels instead of 17.
 """
 import torch
 
@@ -101,10 +101,13 @@ class ConvBackwardKernel(Kernel):
         if self.output_mask[0] or self.output_mask[1]:
             # grad_output as dense [O, N*OH*OW] rows, the layout both gradients' GEMMs read.
             rows = grad_output.permute(1, 0, 2, 3).contiguous().view(grad_output.shape[1], -1)
-        if self.output_mask[0]:
-            grads[0] = self._grad_input(rows, grad_output, x, weight)
         if self.output_mask[1]:
             grads[1] = self._grad_weight(rows, grad_output, x, weight)
+        if self.output_mask[0]:
+            # Stride 1 reads grad_output in its own layout: the rows are freed first.
+            kept = None if self._unit_stride(weight) else rows
+            del rows
+            grads[0] = self._grad_input(kept, grad_output, x, weight)
         if self.output_mask[2]:
             grads[2] = reduce_into("sum", grad_output, [0, 2, 3], _F32).view(-1)
         return tuple(grads)
@@ -127,15 +130,21 @@ class ConvBackwardKernel(Kernel):
         return grad_weight.view(weight.shape)
 
     def _grad_input(self, rows, grad_output, x, weight):
-        """col2im of weight^T @ rows with eager's float32 operations in eager's order.
+        """col2im of weight^T @ grad_output with eager's float32 operations in eager's order.
 
-        The products, eager's GEMM [C*KH*KW, N*OH*OW], are copied into a zero plane Z[c, kh,
-        kw, n, r, col] at r = top + oh*s, col = left + ow*s. Input row h takes offset kh's
-        product from plane row top + h + p - kh*d, which lies in [0, rows) for every kh; the
-        [N, C, H, W, KH, KW] view of those elements has the positive stride SKH - d*row_stride
-        along kh, so one reduction over (kh, kw) adds each input element's products in eager's
-        (kh, kw) order onto 0. A 1x1 kernel with stride 1 and no padding needs no plane: one
-        GEMM per batch element writes the input gradient itself."""
+        The products of eager's GEMM [C*KH*KW, N*OH*OW] land in a zero plane Z: product (m, n,
+        oh, ow) at row top + oh*s, column left + ow*s of plane (m, n). Input row h takes offset
+        kh's product from plane row top + h + p - kh*d, which lies in [0, rows) for every kh;
+        the [N, C, H, W, KH, KW] view of those elements has the positive stride
+        SKH - d*row_stride along kh, so one reduction over (kh, kw) adds each input element's
+        products in eager's (kh, kw) order onto 0.
+
+        With stride 1, Z is laid out [M, rows, N, cols]: (oh, n) is then one batch dim of
+        uniform stride, and one GEMM batched over it writes the products into Z from grad_output
+        in [OH, N, O, OW] order (a copy of it, smaller than the products). Other strides write
+        the products densely from the rows and copy them into a [M, N, rows, cols] Z. A 1x1
+        kernel with stride 1 and no padding needs no plane: one GEMM per batch element writes
+        the input gradient itself."""
         batch, channels, height, width = x.shape
         out_channels = weight.shape[0]
         kernel = tuple(weight.shape[2:])
@@ -152,23 +161,42 @@ class ConvBackwardKernel(Kernel):
             _ops.gemm(grad_input.view(batch, channels, -1), weight_t.expand(batch, *weight_t.shape),
                       per_batch, 1.0, 0.0)
             return grad_input
-        products = torch.empty((1, weight_t.shape[0], rows.shape[1]), dtype=_F32, device=x.device)
-        _ops.gemm(products, weight_t.unsqueeze(0), rows.unsqueeze(0), 1.0, 0.0)
         starts = tuple(max(0, d * (k - 1) - p) for k, p, d in zip(kernel, self.padding, self.dilation))
         extent = tuple(max(start + size + p, start + (out - 1) * s + 1) for start, size, p, out, s
                        in zip(starts, (height, width), self.padding, out_size, self.stride))
-        plane = torch.zeros((channels * positions, batch, *extent), dtype=_F32, device=x.device)
-        rows_stride, cols_stride = plane.stride(2), plane.stride(3)
-        plane[:, :, starts[0]:starts[0] + (out_size[0] - 1) * self.stride[0] + 1:self.stride[0],
-              starts[1]:starts[1] + (out_size[1] - 1) * self.stride[1] + 1:self.stride[1]].copy_(
-                  products.view(plane.shape[0], batch, *out_size))
-        slab = plane.stride(0)
+        if self._unit_stride(weight):
+            plane = torch.zeros((channels * positions, extent[0], batch, extent[1]), dtype=_F32,
+                                device=x.device)
+            slab, rows_stride, batch_stride = plane.stride(0), plane.stride(1), plane.stride(2)
+            if batch == 1:
+                b = grad_output[0].permute(1, 0, 2)
+            else:
+                b = torch.empty((out_size[0], batch, out_channels, out_size[1]), dtype=_F32, device=x.device)
+                b = b.copy_(grad_output.permute(2, 0, 1, 3)).view(-1, out_channels, out_size[1])
+            c = plane.as_strided((out_size[0] * batch, plane.shape[0], out_size[1]), (batch_stride, slab, 1),
+                                 starts[0] * rows_stride + starts[1])
+            _ops.gemm(c, weight_t.expand(c.shape[0], *weight_t.shape), b, 1.0, 0.0)
+            del b
+        else:
+            products = torch.empty((1, weight_t.shape[0], rows.shape[1]), dtype=_F32, device=x.device)
+            _ops.gemm(products, weight_t.unsqueeze(0), rows.unsqueeze(0), 1.0, 0.0)
+            plane = torch.zeros((channels * positions, batch, *extent), dtype=_F32, device=x.device)
+            plane[:, :, starts[0]:starts[0] + (out_size[0] - 1) * self.stride[0] + 1:self.stride[0],
+                  starts[1]:starts[1] + (out_size[1] - 1) * self.stride[1] + 1:self.stride[1]].copy_(
+                      products.view(plane.shape[0], batch, *out_size))
+            del products
+            slab, rows_stride, batch_stride = plane.stride(0), plane.stride(2), plane.stride(1)
         gathered = plane.as_strided(
             (batch, channels, height, width, *kernel),
-            (plane.stride(1), positions * slab, rows_stride, cols_stride,
-             kernel[1] * slab - self.dilation[0] * rows_stride, slab - self.dilation[1] * cols_stride),
-            (starts[0] + self.padding[0]) * rows_stride + (starts[1] + self.padding[1]) * cols_stride)
+            (batch_stride, positions * slab, rows_stride, 1,
+             kernel[1] * slab - self.dilation[0] * rows_stride, slab - self.dilation[1]),
+            (starts[0] + self.padding[0]) * rows_stride + starts[1] + self.padding[1])
         return reduce_into("sum", gathered, [4, 5], _F32).view(x.shape)
+
+    def _unit_stride(self, weight):
+        """Whether the input gradient takes the stride-1 path, which reads no rows."""
+        pointwise = weight.shape[2] * weight.shape[3] == 1 and self.padding == (0, 0)
+        return self.stride == (1, 1) and not pointwise
 
     def describe(self):
         return dict(super().describe(), stride=self.stride, padding=self.padding,
