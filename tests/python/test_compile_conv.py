@@ -303,3 +303,35 @@ def test_refused_pools_run_eager(device, fn):
         _kinds(graphs["forward"]) + _kinds(graphs["backward"]))
     assert torch.equal(out, eager_out)
     assert torch.equal(grad_in, eager_grad)
+
+
+class _Norm1d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(5)
+        self.register_buffer("scale", torch.randn(5))
+
+    def forward(self, x):
+        return torch.sigmoid(self.norm(x) * self.scale)
+
+
+def test_batch_norm_1d_with_broadcast_epilogue_matches_eager(device):
+    """A [N, C] batch norm (its statistics over N only) whose output program also reads a
+    per-feature tensor that broadcasts."""
+    torch.manual_seed(0)
+    eager, model = _Norm1d().to(device), _Norm1d().to(device)
+    model.load_state_dict(eager.state_dict())
+
+    def run(module, compiled):
+        x = torch.randn(7, 5, generator=torch.Generator().manual_seed(1)).to(device).requires_grad_()
+        out = (torch_mimic.compile(module) if compiled else module)(x)
+        out.backward(torch.ones_like(out))
+        norm = module.norm
+        return [out.detach().cpu(), x.grad.cpu(), norm.weight.grad.cpu(), norm.bias.grad.cpu(),
+                norm.running_mean.cpu(), norm.running_var.cpu()]
+
+    expected, got = run(eager, False), run(model, True)
+    forward = next(k for k in _graphs()["forward"]["kernels"] if k["kind"] == "batch_norm")
+    assert "aten.sigmoid.default" in forward["nodes"]
+    for ours, theirs in zip(got, expected):
+        assert torch.equal(ours, theirs)
