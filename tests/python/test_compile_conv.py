@@ -37,6 +37,7 @@ CASES = [
     (3, 4, (3, 5), (2, 1), (1, 2), (1, 2), True),
     (2, 3, 7, 2, 3, 1, False),
     (3, 2, 1, 1, 1, 1, True),  # padding beyond the kernel's reach: border outputs are the bias
+    (2, 24, 3, 1, 1, 1, False),  # stride 1 with O > 2*OW: the products dense, then copied
 ]
 
 

@@ -104,8 +104,8 @@ class ConvBackwardKernel(Kernel):
         if self.output_mask[1]:
             grads[1] = self._grad_weight(rows, grad_output, x, weight)
         if self.output_mask[0]:
-            # Stride 1 reads grad_output in its own layout: the rows are freed first.
-            kept = None if self._unit_stride(weight) else rows
+            # The direct path reads grad_output in its own layout: the rows are freed first.
+            kept = None if self._direct(weight, grad_output) else rows
             del rows
             grads[0] = self._grad_input(kept, grad_output, x, weight)
         if self.output_mask[2]:
@@ -139,10 +139,11 @@ class ConvBackwardKernel(Kernel):
         SKH - d*row_stride along kh, so one reduction over (kh, kw) adds each input element's
         products in eager's (kh, kw) order onto 0.
 
-        With stride 1, Z is laid out [M, rows, N, cols]: (oh, n) is then one batch dim of
+        With stride 1, Z may be laid out [M, rows, N, cols]: (oh, n) is then one batch dim of
         uniform stride, and one GEMM batched over it writes the products into Z from grad_output
-        in [OH, N, O, OW] order (a copy of it, smaller than the products). Other strides write
-        the products densely from the rows and copy them into a [M, N, rows, cols] Z. A 1x1
+        in [OH, N, O, OW] order (a copy of it, smaller than the products) (``_direct``).
+        Otherwise the products are written densely from the rows and copied into a
+        [M, N, rows, cols] Z. A 1x1
         kernel with stride 1 and no padding needs no plane: one GEMM per batch element writes
         the input gradient itself."""
         batch, channels, height, width = x.shape
@@ -164,7 +165,7 @@ class ConvBackwardKernel(Kernel):
         starts = tuple(max(0, d * (k - 1) - p) for k, p, d in zip(kernel, self.padding, self.dilation))
         extent = tuple(max(start + size + p, start + (out - 1) * s + 1) for start, size, p, out, s
                        in zip(starts, (height, width), self.padding, out_size, self.stride))
-        if self._unit_stride(weight):
+        if self._direct(weight, grad_output):
             plane = torch.zeros((channels * positions, extent[0], batch, extent[1]), dtype=_F32,
                                 device=x.device)
             slab, rows_stride, batch_stride = plane.stride(0), plane.stride(1), plane.stride(2)
@@ -193,10 +194,14 @@ class ConvBackwardKernel(Kernel):
             (starts[0] + self.padding[0]) * rows_stride + starts[1] + self.padding[1])
         return reduce_into("sum", gathered, [4, 5], _F32).view(x.shape)
 
-    def _unit_stride(self, weight):
-        """Whether the input gradient takes the stride-1 path, which reads no rows."""
+    def _direct(self, weight, grad_output):
+        """Whether the input gradient's GEMM writes into the plane itself (stride 1), which
+        reads no rows. Its OH*N GEMMs each read the weight [M, O] again, P*O/OW bytes for
+        products of P bytes, where the dense products cost 2P (written, then read by the copy)
+        and memory beside the plane: taken where O <= 2*OW, the cheaper in traffic."""
         pointwise = weight.shape[2] * weight.shape[3] == 1 and self.padding == (0, 0)
-        return self.stride == (1, 1) and not pointwise
+        return (self.stride == (1, 1) and not pointwise
+                and weight.shape[0] <= 2 * grad_output.shape[3])
 
     def describe(self):
         return dict(super().describe(), stride=self.stride, padding=self.padding,
