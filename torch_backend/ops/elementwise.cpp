@@ -123,11 +123,11 @@ TilePlan planTiles(const Coalesced& dims, int64_t numel, int64_t maxCapacity, in
   return plan;
 }
 
-std::vector<int64_t> kernelArgs(const Program& program, const IterationClass& iteration,
+std::vector<int64_t> kernelArgs(const KernelPrograms& programs, const IterationClass& iteration,
                                 const Coalesced& dims, const TilePlan& plan,
                                 const std::vector<const TensorView*>& operands,
                                 const std::vector<ScalarArg>& scalars, RandomKey random) {
-  const ElementwiseArgs a = elementwiseArgs(program, iteration, scalars.size());
+  const ElementwiseArgs a = elementwiseArgs(programs, iteration, scalars.size());
   std::vector<int64_t> args(a.total);
   args[ElementwiseArgs::kTiles] = plan.tiles;
   args[ElementwiseArgs::kChunks] = plan.chunks;
@@ -149,9 +149,13 @@ std::vector<int64_t> kernelArgs(const Program& program, const IterationClass& it
     for (int d = 0; d < iteration.rank; ++d) args[base + 1 + d] = dims.strides[j][d] * size;
   }
   for (size_t s = 0; s < scalars.size(); ++s) {
-    args[a.scalars + s] = scalarBits(scalars[s], program.compute);
+    args[a.scalars + s] = scalarBits(scalars[s], programs.front()->compute);
   }
-  for (int n = 0; n < program.numRand; ++n) args[a.randKeys + n] = randKey(random.seed, n);
+  // Each program numbers its own streams, as it would in a launch of its own.
+  int key = a.randKeys;
+  for (const Program* program : programs) {
+    for (int n = 0; n < program->numRand; ++n) args[key++] = randKey(random.seed, n);
+  }
   return args;
 }
 
@@ -169,6 +173,52 @@ const CompiledProgram& programFor(const std::string& text, isa::DType compute,
   return compiledProgram(*key, text, compute, dtypes, out.dtype, numScalars);
 }
 
+// One launch of `programs` (their parses and cache keys), program j writing outs[j]; every
+// out has outs[0]'s sizes and every input those sizes too (checked by the callers).
+void launchPrograms(const LaunchContext& ctx, const std::vector<TensorView>& outs,
+                    const std::vector<const CompiledProgram*>& compiled, const std::string& key,
+                    const std::vector<TensorView>& inputs, const std::vector<ScalarArg>& scalars,
+                    RandomKey random) {
+  KernelPrograms programs;
+  int temps = 0;
+  unsigned used = 0;
+  for (const CompiledProgram* c : compiled) {
+    programs.push_back(&c->program);
+    temps = std::max(temps, c->temps);
+    used |= c->program.usedInputs;
+  }
+  std::vector<const TensorView*> operands;
+  for (const TensorView& out : outs) operands.push_back(&out);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (used >> i & 1u) operands.push_back(&inputs[i]);
+  }
+  const Coalesced dims = coalesce(operands);
+  IterationClass iteration;
+  iteration.rank = static_cast<int>(dims.sizes.size());
+  for (size_t i = 0, op = outs.size(); i < inputs.size(); ++i) {
+    if (!(used >> i & 1u)) continue;
+    const auto& s = dims.strides[op++];
+    if (std::all_of(s.begin(), s.end(), [](int64_t x) { return x == 0; })) {
+      iteration.uniformInputs |= 1u << i;
+    }
+  }
+  const KernelLayout layout =
+      planLayout(programs, temps, iteration.uniformInputs, scratchpadBytes(ctx.device));
+  const int units = computeUnits(ctx.device);
+  const TilePlan plan = planTiles(dims, outs[0].numel(), layout.capacity, units);
+  iteration.split = plan.split;
+
+  const std::string kernelKey = "elementwise|" + key + "|r" + std::to_string(iteration.rank) +
+                                "|p" + std::to_string(plan.split) + "|u" +
+                                std::to_string(iteration.uniformInputs);
+  const KernelRef fn = cachedKernel(ctx.device, kernelKey, [&] {
+    return buildElementwiseKernel(programs, iteration, layout, scalars.size());
+  });
+  const uint32_t grid = static_cast<uint32_t>(std::min<int64_t>(plan.tiles, units));
+  launch(ctx, fn, {grid, 1, 1},
+         kernelArgs(programs, iteration, dims, plan, operands, scalars, random));
+}
+
 }  // namespace
 
 void elementwise(const LaunchContext& ctx, const TensorView& out,
@@ -176,39 +226,36 @@ void elementwise(const LaunchContext& ctx, const TensorView& out,
                  const std::vector<ScalarArg>& scalars, RandomKey random) {
   std::string key;
   const CompiledProgram& compiled = programFor(text, compute, out, inputs, scalars.size(), &key);
-  const Program& program = compiled.program;
   checkShapes(out, inputs, text);
   if (out.numel() == 0) return;
+  launchPrograms(ctx, {out}, {&compiled}, key, inputs, scalars, random);
+}
 
-  std::vector<const TensorView*> operands{&out};
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (program.usedInputs >> i & 1u) operands.push_back(&inputs[i]);
+void elementwiseMulti(const LaunchContext& ctx, const std::vector<TensorView>& outs,
+                      const std::vector<TensorView>& inputs, const std::vector<std::string>& texts,
+                      isa::DType compute, const std::vector<ScalarArg>& scalars, RandomKey random) {
+  if (outs.empty() || outs.size() != texts.size() ||
+      outs.size() > static_cast<size_t>(kMaxElementwiseOutputs)) {
+    throw std::invalid_argument("elementwiseMulti: " + std::to_string(outs.size()) +
+                                " outputs for " + std::to_string(texts.size()) +
+                                " programs (1 to " + std::to_string(kMaxElementwiseOutputs) +
+                                " of each, as many outputs as programs)");
   }
-  const Coalesced dims = coalesce(operands);
-  IterationClass iteration;
-  iteration.rank = static_cast<int>(dims.sizes.size());
-  for (size_t i = 0, op = 1; i < inputs.size(); ++i) {
-    if (!(program.usedInputs >> i & 1u)) continue;
-    const auto& s = dims.strides[op++];
-    if (std::all_of(s.begin(), s.end(), [](int64_t x) { return x == 0; })) {
-      iteration.uniformInputs |= 1u << i;
+  std::vector<const CompiledProgram*> compiled;
+  std::string key = "multi";
+  for (size_t j = 0; j < outs.size(); ++j) {
+    if (outs[j].sizes != outs[0].sizes) {
+      throw std::invalid_argument("elementwiseMulti: output " + std::to_string(j) + " (program '" +
+                                  texts[j] + "') does not have output 0's sizes");
     }
+    std::string programKey;
+    compiled.push_back(
+        &programFor(texts[j], compute, outs[j], inputs, scalars.size(), &programKey));
+    checkShapes(outs[j], inputs, texts[j]);
+    key += "|" + programKey;
   }
-  const KernelLayout layout =
-      planLayout(program, compiled.temps, iteration.uniformInputs, scratchpadBytes(ctx.device));
-  const int units = computeUnits(ctx.device);
-  const TilePlan plan = planTiles(dims, out.numel(), layout.capacity, units);
-  iteration.split = plan.split;
-
-  const std::string kernelKey = "elementwise|" + key + "|r" + std::to_string(iteration.rank) +
-                                "|p" + std::to_string(plan.split) + "|u" +
-                                std::to_string(iteration.uniformInputs);
-  const KernelRef fn = cachedKernel(ctx.device, kernelKey, [&] {
-    return buildElementwiseKernel(program, iteration, layout, scalars.size());
-  });
-  const uint32_t grid = static_cast<uint32_t>(std::min<int64_t>(plan.tiles, units));
-  launch(ctx, fn, {grid, 1, 1},
-         kernelArgs(program, iteration, dims, plan, operands, scalars, random));
+  if (outs[0].numel() == 0) return;
+  launchPrograms(ctx, outs, compiled, key, inputs, scalars, random);
 }
 
 void elementwiseList(const LaunchContext& ctx, const std::vector<TensorView>& outs,
@@ -251,7 +298,8 @@ void elementwiseList(const LaunchContext& ctx, const std::vector<TensorView>& ou
   }
   if (members.empty()) return;
 
-  const KernelLayout layout = planLayout(program, compiled.temps, 0, scratchpadBytes(ctx.device));
+  const KernelPrograms programs{&program};
+  const KernelLayout layout = planLayout(programs, compiled.temps, 0, scratchpadBytes(ctx.device));
   const int units = computeUnits(ctx.device);
   // Tiles sized for the whole list as planTiles sizes them for one tensor of its total size.
   int64_t capacity = roundUp((total + 2 * units - 1) / (2 * units), 64);
@@ -262,7 +310,7 @@ void elementwiseList(const LaunchContext& ctx, const std::vector<TensorView>& ou
     const int segments = static_cast<int>(std::min(members.size() - first, kMaxListSegments));
     IterationClass iteration;
     iteration.segments = segments;
-    const ElementwiseArgs a = elementwiseArgs(program, iteration, scalars.size());
+    const ElementwiseArgs a = elementwiseArgs(programs, iteration, scalars.size());
     std::vector<int64_t> args(a.total);
     int64_t tiles = 0;
     for (int s = 0; s < segments; ++s) {
@@ -294,7 +342,7 @@ void elementwiseList(const LaunchContext& ctx, const std::vector<TensorView>& ou
     }
     const std::string kernelKey = "elementwise_list|" + key + "|s" + std::to_string(segments);
     const KernelRef fn = cachedKernel(ctx.device, kernelKey, [&] {
-      return buildElementwiseKernel(program, iteration, layout, scalars.size());
+      return buildElementwiseKernel(programs, iteration, layout, scalars.size());
     });
     const uint32_t grid = static_cast<uint32_t>(std::min<int64_t>(tiles, units));
     launch(ctx, fn, {grid, 1, 1}, args);

@@ -42,6 +42,19 @@ void elementwise(const LaunchContext& ctx, const TensorView& out,
                  const std::vector<TensorView>& inputs, const std::string& program,
                  isa::DType compute, const std::vector<ScalarArg>& scalars, RandomKey random = {});
 
+// One launch of several programs over one index space: outs[j] = programs[j](inputs..., scalars)
+// for every index of outs[0].sizes, each bit-identical to elementwise(ctx, outs[j], inputs,
+// programs[j], ...) with the same random key (each program numbers its own rand streams from
+// 0). The inputs are loaded once per tile for all programs; every program computes a tile
+// before any output of it is stored, so an output may be one of the inputs (in place). Every
+// out has outs[0]'s sizes, each its own strides and dtype; outs do not overlap each other. 1 to
+// 8 programs (kMaxElementwiseOutputs). Throws std::invalid_argument for bad programs, counts or
+// shapes; mimic::Error if the launch fails.
+void elementwiseMulti(const LaunchContext& ctx, const std::vector<TensorView>& outs,
+                      const std::vector<TensorView>& inputs,
+                      const std::vector<std::string>& programs, isa::DType compute,
+                      const std::vector<ScalarArg>& scalars, RandomKey random = {});
+
 // One launch for a list of tensors (the _foreach_ ops): outs[j] = program(inputs[j][0], ...)
 // for every j, as elementwise() computes each, with workgroups sharing the tiles of all of
 // them. Every out and input is contiguous; entry j's inputs have outs[j]'s size; every entry has

@@ -15,22 +15,47 @@ using isa::ScalarOp;
 
 constexpr int64_t kCapacityQuantum = 64;  // keeps every buffer 64-byte aligned
 
-bool loaded(const Program& p, unsigned uniformInputs, int input) {
-  return (p.usedInputs >> input & 1u) && !(uniformInputs >> input & 1u);
+// What the tile loop needs to know of its programs together.
+struct Summary {
+  const std::vector<DType>* inputs = nullptr;  // every program's input dtypes
+  unsigned usedInputs = 0;                     // by any program
+  int numRand = 0;                             // of all programs
+  bool counter = false;                        // some program uses rand or idx
+  bool direct = false;   // some output is stored straight from an input's buffer
+  bool uniform = false;  // a single program computed once per workgroup
+};
+
+Summary summarize(const KernelPrograms& programs) {
+  Summary s;
+  s.inputs = &programs.front()->inputs;
+  for (const Program* p : programs) {
+    s.usedInputs |= p->usedInputs;
+    s.numRand += p->numRand;
+    s.counter = s.counter || p->usesCounter();
+    s.direct = s.direct || p->direct;
+  }
+  s.uniform = programs.size() == 1 && programs.front()->uniform;
+  return s;
+}
+
+bool loaded(const Summary& s, unsigned uniformInputs, int input) {
+  return (s.usedInputs >> input & 1u) && !(uniformInputs >> input & 1u);
 }
 
 class KernelGen {
  public:
-  KernelGen(const Program& p, const IterationClass& it, const KernelLayout& layout,
+  KernelGen(const KernelPrograms& programs, const IterationClass& it, const KernelLayout& layout,
             size_t numScalars)
-      : p_(p),
+      : programs_(programs),
+        p_(summarize(programs)),
         it_(it),
         layout_(layout),
-        args_(elementwiseArgs(p, it, numScalars)),
+        args_(elementwiseArgs(programs, it, numScalars)),
         k_("elementwise", static_cast<uint32_t>(args_.total)) {
-    for (int i = 0, op = 1; i < static_cast<int>(p.inputs.size()); ++i) {
-      if (p.usedInputs >> i & 1u) operand_[i] = op++;
-      if (loaded(p, it.uniformInputs, i)) loaded_.push_back(i);
+    const int outputs = static_cast<int>(programs.size());
+    for (int i = 0, op = outputs; i < static_cast<int>(p_.inputs->size()); ++i) {
+      if (p_.usedInputs >> i & 1u) operand_[i] = op++;
+      if (loaded(p_, it.uniformInputs, i)) loaded_.push_back(i);
     }
   }
 
@@ -40,10 +65,11 @@ class KernelGen {
     for (int s = 0; s < layout_.depth; ++s) {
       loadTokens_.emplace_back();
       for (size_t j = 0; j < loaded_.size(); ++j) loadTokens_.back().push_back(k_.li(0));
-      storeTokens_.push_back(k_.li(0));  // token 0 is never issued: waiting on it is free
+      storeTokens_.emplace_back();  // token 0 is never issued: waiting on it is free
+      for (size_t j = 0; j < programs_.size(); ++j) storeTokens_.back().push_back(k_.li(0));
     }
     loadUniformInputs();
-    if (p_.usesCounter()) {
+    if (p_.counter) {
       Reg capacity = arg(ElementwiseArgs::kCapacity), iota = k_.li(layout_.rand.iota);
       k_.iota(DType::I32, iota, capacity);
       k_.release(iota);
@@ -52,7 +78,8 @@ class KernelGen {
     int64_t uniformResult = 0;
     if (p_.uniform) {
       Reg capacity = arg(ElementwiseArgs::kCapacity);
-      uniformResult = emitTile(k_, p_, buffers(0), {capacity, capacity, args_.scalars});
+      uniformResult =
+          emitTile(k_, *programs_.front(), buffers(0, 0), {capacity, capacity, args_.scalars});
       k_.release(capacity);
     }
     if (it_.segments == 1) {
@@ -84,7 +111,9 @@ class KernelGen {
     Reg chunkStart, count, outer;  // of dim split; the tile's index over the outer dims
   };
 
-  TileBuffers buffers(int set) const { return layout_.buffers(set, p_, it_.uniformInputs); }
+  TileBuffers buffers(int set, int output) const {
+    return layout_.buffers(set, programs_, it_.uniformInputs, output);
+  }
 
   // Tiles [i_, end_) with double buffering; the first tile's inputs are already loading.
   void tileLoop(int64_t uniformResult) {
@@ -97,7 +126,7 @@ class KernelGen {
       if (!loaded_.empty()) prefetch(t, (s + 1) % layout_.depth);
       k_.release(t);
       for (Reg token : loadTokens_[s]) k_.wait(token);
-      if (!p_.direct && !p_.uniform) k_.wait(storeTokens_[s]);  // it read this set's output
+      if (!p_.direct && !p_.uniform) waitStores(s);  // they read this set's outputs
       computeAndStore(s, uniformResult);
       k_.alu(ScalarOp::Add, i_, i_, 1);
     }
@@ -207,11 +236,11 @@ class KernelGen {
 
   void loadTile(Reg tile, int set) {
     Geometry g = geometry(tile);
-    const TileBuffers b = buffers(set);
+    const TileBuffers b = buffers(set, 0);
     for (size_t j = 0; j < loaded_.size(); ++j) {
       const int input = loaded_[j];
       Reg addr = address(operand_[input], g);
-      describe(operand_[input], p_.inputs[input], g.count);
+      describe(operand_[input], (*p_.inputs)[input], g.count);
       Reg sp = k_.li(b.inputs[input]);
       k_.dmaLoad(loadTokens_[set][j], sp, addr, desc_);
       k_.release(sp);
@@ -227,33 +256,46 @@ class KernelGen {
     k_.alu(ScalarOp::Add, next, i_, 1);
     k_.cmp(Cond::Lt, t, next, end_);
     k_.brz(t, skip);
-    if (p_.direct) k_.wait(storeTokens_[set]);  // its store reads the input buffers
+    if (p_.direct) waitStores(set);  // a store reads the input buffers
     loadTile(next, set);
     k_.bind(skip);
     k_.release(next);
   }
 
-  // The program's registers are those the loop does not hold: the tile's geometry is
-  // recomputed for the store rather than kept.
+  void waitStores(int set) {
+    for (Reg token : storeTokens_[set]) k_.wait(token);
+  }
+
+  // The programs' registers are those the loop does not hold: the tile's geometry is
+  // recomputed for the stores rather than kept. Every program computes before any store, so
+  // an output written over an input (in place) is read by all of them first.
   void computeAndStore(int set, int64_t uniformResult) {
-    int64_t result = uniformResult;
+    std::vector<int64_t> results(programs_.size(), uniformResult);
     if (!p_.uniform) {
       Geometry g = geometry(i_);
       Reg n = arg(ElementwiseArgs::kInner);
       k_.alu(ScalarOp::Mul, n, n, g.count);
-      Reg start = p_.usesCounter() ? randStart(g) : n;
+      Reg start = p_.counter ? randStart(g) : n;
       release(g);
-      result = emitTile(k_, p_, buffers(set), {n, start, args_.scalars, args_.randKeys});
-      if (p_.usesCounter()) k_.release(start);
+      int randKeys = args_.randKeys;
+      for (size_t j = 0; j < programs_.size(); ++j) {
+        const TileBuffers b = buffers(set, static_cast<int>(j));
+        results[j] = emitTile(k_, *programs_[j], b, {n, start, args_.scalars, randKeys});
+        randKeys += programs_[j]->numRand;
+      }
+      if (p_.counter) k_.release(start);
       k_.release(n);
     }
     Geometry g = geometry(i_);
-    Reg addr = address(0, g);
-    describe(0, p_.out, g.count);
-    Reg sp = k_.li(result);
-    k_.dmaStore(storeTokens_[set], addr, sp, desc_);
-    k_.release(sp);
-    k_.release(addr);
+    for (size_t j = 0; j < programs_.size(); ++j) {
+      const int op = static_cast<int>(j);
+      Reg addr = address(op, g);
+      describe(op, programs_[j]->out, g.count);
+      Reg sp = k_.li(results[j]);
+      k_.dmaStore(storeTokens_[set][j], addr, sp, desc_);
+      k_.release(sp);
+      k_.release(addr);
+    }
     release(g);
   }
 
@@ -272,9 +314,9 @@ class KernelGen {
 
   // Inputs broadcast over the whole op: one element, repeated over the tile capacity once.
   void loadUniformInputs() {
-    for (int i = 0; i < static_cast<int>(p_.inputs.size()); ++i) {
+    for (int i = 0; i < static_cast<int>(p_.inputs->size()); ++i) {
       if (!(it_.uniformInputs >> i & 1u)) continue;
-      const DType type = p_.inputs[i];
+      const DType type = (*p_.inputs)[i];
       Reg count = arg(ElementwiseArgs::kCapacity), zero = k_.li(0);
       Reg size = k_.li(isa::dtypeSize(type));
       k_.dmaDim(desc_, type, 0, count, zero, size);
@@ -285,7 +327,8 @@ class KernelGen {
     }
   }
 
-  const Program& p_;
+  const KernelPrograms& programs_;
+  const Summary p_;
   const IterationClass& it_;
   const KernelLayout& layout_;
   const ElementwiseArgs args_;
@@ -296,81 +339,94 @@ class KernelGen {
   Reg i_{0}, end_{0};
   Reg first_{0}, last_{0};  // a list kernel's tiles, over all segments
   int segment_ = 0;
-  std::vector<std::vector<Reg>> loadTokens_;  // [set][loaded input]
-  std::vector<Reg> storeTokens_;              // [set]
+  std::vector<std::vector<Reg>> loadTokens_;   // [set][loaded input]
+  std::vector<std::vector<Reg>> storeTokens_;  // [set][output]
 };
 
 }  // namespace
 
-TileBuffers KernelLayout::buffers(int set, const Program& program, unsigned uniformInputs) const {
+TileBuffers KernelLayout::buffers(int set, const KernelPrograms& programs, unsigned uniformInputs,
+                                  int output) const {
   TileBuffers b;
   const int64_t base = set * setBytes;
-  for (size_t i = 0; i < program.inputs.size(); ++i) {
+  const std::vector<DType>& inputs = programs.front()->inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
     b.inputs[i] = (uniformInputs >> i & 1u) ? input[i] : base + input[i];
   }
-  b.out = program.uniform ? out : base + out;
+  b.out = programs.size() == 1 && programs.front()->uniform ? out[0] : base + out[output];
   b.temps = temps;
   b.tempBytes = tempBytes;
   b.rand = rand;
   return b;
 }
 
-KernelLayout planLayout(const Program& p, int temps, unsigned uniformInputs,
+KernelLayout planLayout(const KernelPrograms& programs, int temps, unsigned uniformInputs,
                         size_t scratchpadBytes) {
+  const Summary p = summarize(programs);
+  const DType compute = programs.front()->compute;
   KernelLayout layout;
   layout.depth = p.direct ? 3 : p.uniform ? 1 : 2;
   int64_t perSet = 0, fixed = 0;
-  for (size_t i = 0; i < p.inputs.size(); ++i) {
+  for (size_t i = 0; i < p.inputs->size(); ++i) {
     if (!(p.usedInputs >> i & 1u)) continue;
-    (loaded(p, uniformInputs, static_cast<int>(i)) ? perSet : fixed) += isa::dtypeSize(p.inputs[i]);
+    (loaded(p, uniformInputs, static_cast<int>(i)) ? perSet : fixed) +=
+        isa::dtypeSize((*p.inputs)[i]);
   }
-  const int outSize = isa::dtypeSize(p.out);
-  if (!p.direct) (p.uniform ? fixed : perSet) += outSize;
-  fixed += temps * isa::dtypeSize(p.compute) + (p.usesCounter() ? 4 * 4 : 0);  // RandBuffers
+  for (const Program* program : programs) {
+    if (!program->direct) (p.uniform ? fixed : perSet) += isa::dtypeSize(program->out);
+  }
+  fixed += temps * isa::dtypeSize(compute) + (p.counter ? 4 * 4 : 0);  // RandBuffers
   const int64_t perElement = layout.depth * perSet + fixed;
   layout.capacity =
       static_cast<int64_t>(scratchpadBytes) / perElement / kCapacityQuantum * kCapacityQuantum;
   if (layout.capacity == 0) {
-    throw std::invalid_argument("elementwise: program '" + p.text + "' needs " +
+    std::string texts;
+    for (const Program* program : programs)
+      texts += (texts.empty() ? "'" : ", '") + program->text + "'";
+    throw std::invalid_argument("elementwise: program " + texts + " needs " +
                                 std::to_string(perElement * kCapacityQuantum) +
                                 " bytes of scratchpad, more than the " +
                                 std::to_string(scratchpadBytes) + " a compute unit has");
   }
   const int64_t c = layout.capacity;
   int64_t next = 0;  // offsets in a set, then absolute after the sets
-  for (size_t i = 0; i < p.inputs.size(); ++i) {
+  for (size_t i = 0; i < p.inputs->size(); ++i) {
     if (!loaded(p, uniformInputs, static_cast<int>(i))) continue;
     layout.input[i] = next;
-    next += c * isa::dtypeSize(p.inputs[i]);
+    next += c * isa::dtypeSize((*p.inputs)[i]);
   }
   if (!p.uniform) {
-    layout.out = next;
-    if (!p.direct) next += c * outSize;
+    for (size_t j = 0; j < programs.size(); ++j) {
+      layout.out[j] = next;
+      if (!programs[j]->direct) next += c * isa::dtypeSize(programs[j]->out);
+    }
   }
   layout.setBytes = next;
   next *= layout.depth;
-  for (size_t i = 0; i < p.inputs.size(); ++i) {
+  for (size_t i = 0; i < p.inputs->size(); ++i) {
     if (!(p.usedInputs >> i & 1u) || loaded(p, uniformInputs, static_cast<int>(i))) continue;
     layout.input[i] = next;
-    next += c * isa::dtypeSize(p.inputs[i]);
+    next += c * isa::dtypeSize((*p.inputs)[i]);
   }
   if (p.uniform) {
-    layout.out = next;
-    next += c * outSize;
+    layout.out[0] = next;
+    next += c * isa::dtypeSize(programs.front()->out);
   }
   layout.temps = next;
-  layout.tempBytes = c * isa::dtypeSize(p.compute);
+  layout.tempBytes = c * isa::dtypeSize(compute);
   next += temps * layout.tempBytes;
   layout.rand = {next, next + 4 * c, next + 8 * c, next + 12 * c};
   return layout;
 }
 
-ElementwiseArgs elementwiseArgs(const Program& p, const IterationClass& it, size_t numScalars) {
+ElementwiseArgs elementwiseArgs(const KernelPrograms& programs, const IterationClass& it,
+                                size_t numScalars) {
+  const Summary p = summarize(programs);
   ElementwiseArgs a;
   a.spElements = ElementwiseArgs::kSizes + it.rank;
   a.operands = a.spElements + it.split + 1;
-  int operands = 1;
-  for (size_t i = 0; i < p.inputs.size(); ++i) operands += p.usedInputs >> i & 1u;
+  int operands = static_cast<int>(programs.size());
+  for (size_t i = 0; i < p.inputs->size(); ++i) operands += p.usedInputs >> i & 1u;
   a.segmentBlock = a.operands + operands * (it.rank + 1);
   a.scalars = it.segments * a.segmentBlock;
   a.randKeys = a.scalars + static_cast<int>(numScalars);
@@ -383,9 +439,10 @@ ElementwiseArgs elementwiseArgs(const Program& p, const IterationClass& it, size
   return a;
 }
 
-isa::Function buildElementwiseKernel(const Program& program, const IterationClass& iteration,
-                                     const KernelLayout& layout, size_t numScalars) {
-  return KernelGen(program, iteration, layout, numScalars).build();
+isa::Function buildElementwiseKernel(const KernelPrograms& programs,
+                                     const IterationClass& iteration, const KernelLayout& layout,
+                                     size_t numScalars) {
+  return KernelGen(programs, iteration, layout, numScalars).build();
 }
 
 }  // namespace mimic::ops

@@ -11,12 +11,18 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/isa/module.h"
 #include "torch_backend/ops/elementwise_emit.h"
 #include "torch_backend/ops/elementwise_program.h"
 
 namespace mimic::ops {
+
+// The programs a kernel runs on every tile, program j storing output j: one for elementwise(),
+// several for elementwiseMulti(). All read the same inputs (same dtypes) and scalars; the
+// inputs are loaded once per tile.
+using KernelPrograms = std::vector<const Program*>;
 
 // What the kernel's code depends on besides the program (part of the cache key).
 struct IterationClass {
@@ -35,19 +41,23 @@ struct KernelLayout {
   int depth = 1;         // buffer sets in the pipeline
   int64_t setBytes = 0;  // one set: the loaded inputs' tiles and the output tile
   int64_t input[kMaxElementwiseInputs] = {};  // offset in a set, or absolute for uniform inputs
-  int64_t out = 0;                            // offset in a set (absolute if uniform program)
+  int64_t out[kMaxElementwiseOutputs] = {};   // offset in a set (absolute if uniform program)
   int64_t temps = 0, tempBytes = 0;
   RandBuffers rand = {};
 
-  TileBuffers buffers(int set, const Program& program, unsigned uniformInputs) const;
+  // Output `output`'s tile buffers (its out buffer; inputs, temps and rand are shared).
+  TileBuffers buffers(int set, const KernelPrograms& programs, unsigned uniformInputs,
+                      int output = 0) const;
 };
 
-// Plans the layout for `temps` temporary slots (countTemps). Throws std::invalid_argument if
-// not even 64 elements of every buffer fit in `scratchpadBytes`.
-KernelLayout planLayout(const Program& program, int temps, unsigned uniformInputs,
+// Plans the layout for `temps` temporary slots (the most countTemps gives for any program;
+// the programs run one after the other). Throws std::invalid_argument if not even 64 elements
+// of every buffer fit in `scratchpadBytes`.
+KernelLayout planLayout(const KernelPrograms& programs, int temps, unsigned uniformInputs,
                         size_t scratchpadBytes);
 
-// Kernel argument slots. Operand 0 is the output, then the used inputs in index order; each
+// Kernel argument slots. Operands 0..outputs-1 are the outputs, then the inputs any program
+// uses, in index order; each
 // has its base address and its byte stride in every coalesced dim (inner first).
 struct ElementwiseArgs {
   static constexpr int kTiles = 0;       // T
@@ -63,17 +73,18 @@ struct ElementwiseArgs {
   // Slots up to here form one segment's block; segment s's slot x is s * segmentBlock + x.
   int segmentBlock = 0;
   int scalars = 0;     // the scalars' bits in the compute type
-  int randKeys = 0;    // randKey of each stream
+  int randKeys = 0;    // randKey of each stream of program 0, then of program 1, ...
   int totalTiles = 0;  // list kernels: the tiles of all segments
   int tileStarts = 0;  // list kernels: segment s's first tile in the list's numbering
   int total = 0;
 };
 
-ElementwiseArgs elementwiseArgs(const Program& program, const IterationClass& iteration,
+ElementwiseArgs elementwiseArgs(const KernelPrograms& programs, const IterationClass& iteration,
                                 size_t numScalars);
 
-// The kernel for one program and iteration class, laid out by `layout`.
-isa::Function buildElementwiseKernel(const Program& program, const IterationClass& iteration,
-                                     const KernelLayout& layout, size_t numScalars);
+// The kernel for the programs and iteration class, laid out by `layout`.
+isa::Function buildElementwiseKernel(const KernelPrograms& programs,
+                                     const IterationClass& iteration, const KernelLayout& layout,
+                                     size_t numScalars);
 
 }  // namespace mimic::ops

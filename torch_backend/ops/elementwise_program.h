@@ -31,6 +31,7 @@ namespace mimic::ops {
 
 constexpr int kMaxElementwiseInputs = 8;
 constexpr int kMaxElementwiseScalars = 8;
+constexpr int kMaxElementwiseOutputs = 8;  // programs of one elementwiseMulti launch
 
 struct Token {
   enum class Kind { Input, Scalar, Literal, Rand, Index, Unary, Binary, Compare, Where, Fma };
