@@ -93,21 +93,24 @@ void ComputeEngine::workgroupFinished(KernelLaunch& launch, int unit) {
   dispatch();
 }
 
-std::vector<PathUse> ComputeEngine::dmaPath(KernelLaunch& launch, int unitDmaResource,
-                                            const exec::DmaRegion& region, bool store,
-                                            uint64_t bytes, SimTime* latency) {
+void ComputeEngine::dmaPath(KernelLaunch& launch, int unitDmaResource,
+                            const exec::DmaRegion& region, bool store, uint64_t bytes,
+                            std::vector<PathUse>* path, SimTime* latency) {
+  path->clear();
   if (!cache_.enabled()) {
     *latency = memory_.hbmLatencyNs;
-    return {{memory_.hbm, 1.0}, {unitDmaResource, 1.0}};
+    path->push_back({memory_.hbm, 1.0});
+    path->push_back({unitDmaResource, 1.0});
+    return;
   }
   const uint64_t hit = cache_.access(region, store);
   if (!store) launch.cacheHitBytes += hit;
   // Every written byte is written back to HBM in the end; a read goes there for its misses.
   const double hbmShare = store ? 1.0 : static_cast<double>(bytes - std::min(hit, bytes)) / bytes;
   *latency = store || hbmShare == 0 ? cacheConfig_.latencyNs : memory_.hbmLatencyNs;
-  std::vector<PathUse> path{{memory_.cache, 1.0}, {unitDmaResource, 1.0}};
-  if (hbmShare > 0) path.push_back({memory_.hbm, hbmShare});
-  return path;
+  path->push_back({memory_.cache, 1.0});
+  path->push_back({unitDmaResource, 1.0});
+  if (hbmShare > 0) path->push_back({memory_.hbm, hbmShare});
 }
 
 }  // namespace mimic::sim

@@ -29,7 +29,7 @@ namespace mimic::sim {
 
 struct WorkgroupWork {
   std::shared_ptr<const exec::WorkgroupTrace> trace;
-  std::shared_ptr<const std::vector<exec::DmaRegion>> dmaRegions;  // by token - 1
+  std::vector<exec::DmaRegion> dmaRegions;  // by token - 1
 };
 
 struct KernelLaunch {
@@ -79,10 +79,10 @@ class ComputeEngine : public sc_core::sc_module {
   // The CU with the fewest resident workgroups that has room for `scratchpadBytes`, or -1.
   int unitWithRoom(uint64_t scratchpadBytes) const;
   void moveBetweenBuckets(int unit, int from, int to);
-  // The path and latency of a DMA of `bytes` over `region`, looked up in the cache now.
-  std::vector<PathUse> dmaPath(KernelLaunch& launch, int unitDmaResource,
-                               const exec::DmaRegion& region, bool store, uint64_t bytes,
-                               SimTime* latency);
+  // The path (into `path`, whose room is reused) and latency of a DMA of `bytes` over
+  // `region`, looked up in the cache now.
+  void dmaPath(KernelLaunch& launch, int unitDmaResource, const exec::DmaRegion& region, bool store,
+               uint64_t bytes, std::vector<PathUse>* path, SimTime* latency);
   void workgroupFinished(KernelLaunch& launch, int unit);
 
   ComputeConfig config_;

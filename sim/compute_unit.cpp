@@ -120,15 +120,22 @@ void ComputeUnit::startDma(int s, const exec::TraceOp& op) {
   }
   slot.dmaDone[op.token] = -1;
   ++slot.dmasInFlight;
+  if (slot.pending.size() <= op.token) slot.pending.resize(op.token + 1);
+  PendingDma& dma = slot.pending[op.token];
+  dma.bytes = op.amount;
   SimTime latency = 0;
-  std::vector<PathUse> path =
-      engine_.dmaPath(*slot.launch, dmaResource_, (*slot.work->dmaRegions)[op.token - 1],
-                      op.kind == exec::TraceOp::Kind::DmaStore, op.amount, &latency);
-  const uint32_t token = op.token;
-  const uint64_t bytes = op.amount;
-  engine_.queue_.at(now + latency, [this, s, token, bytes, path = std::move(path)] {
-    engine_.network_.start(path, bytes, [this, s, token] { dmaArrived(s, token); });
+  engine_.dmaPath(*slot.launch, dmaResource_, slot.work->dmaRegions[op.token - 1],
+                  op.kind == exec::TraceOp::Kind::DmaStore, op.amount, &dma.path, &latency);
+  // Two words fit std::function's own storage: no allocation per DMA.
+  const uint64_t key = uint64_t(static_cast<uint32_t>(s)) << 32 | op.token;
+  engine_.queue_.at(now + latency, [this, key] {
+    flowDma(static_cast<int>(key >> 32), static_cast<uint32_t>(key));
   });
+}
+
+void ComputeUnit::flowDma(int s, uint32_t token) {
+  const PendingDma& dma = slots_[s].pending[token];
+  engine_.network_.start(dma.path, dma.bytes, [this, s, token] { dmaArrived(s, token); });
 }
 
 void ComputeUnit::dmaArrived(int s, uint32_t token) {

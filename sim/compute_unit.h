@@ -34,6 +34,10 @@ class ComputeUnit {
 
  private:
   static constexpr uint32_t kAllDmas = UINT32_MAX;
+  struct PendingDma {
+    std::vector<PathUse> path;
+    uint64_t bytes = 0;
+  };
   struct Slot {
     KernelLaunch* launch = nullptr;
     const WorkgroupWork* work = nullptr;
@@ -41,6 +45,9 @@ class ComputeUnit {
     double issue = 0;             // the issue clock, ns
     double pipeDone[2] = {0, 0};  // when its vector / matrix work is done
     std::vector<double> dmaDone;  // by token: when it completed; < 0 while in flight
+    // By token: the path and size of a DMA waiting out its latency. Kept with the slot, so
+    // that later workgroups reuse the room instead of allocating per DMA.
+    std::vector<PendingDma> pending;
     double lastDmaDone = 0;
     int dmasInFlight = 0;
     uint32_t waitingFor = 0;  // a token, kAllDmas, or 0
@@ -49,6 +56,8 @@ class ComputeUnit {
   // Replays slot `s` from its current instruction at simulated time now, until it must wait.
   void resume(int s);
   void startDma(int s, const exec::TraceOp& op);
+  // The DMA of `token` has waited out its latency: its bytes start to flow.
+  void flowDma(int s, uint32_t token);
   void dmaArrived(int s, uint32_t token);
   void finish(int s);
 

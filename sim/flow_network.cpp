@@ -70,11 +70,18 @@ void FlowNetwork::start(const std::vector<PathUse>& path, uint64_t bytes,
   started_.notify(sc_core::SC_ZERO_TIME);
 }
 
+bool FlowNetwork::PathLess::operator()(const PathKey& a, const PathKey& b) const {
+  return std::lexicographical_compare(
+      a.begin(), a.end(), b.begin(), b.end(), [](const PathUse& x, const PathUse& y) {
+        return x.resource != y.resource ? x.resource < y.resource : x.weight < y.weight;
+      });
+}
+
 int FlowNetwork::classOf(const std::vector<PathUse>& path) {
-  PathKey key;
-  for (const PathUse& use : path) key.emplace_back(use.resource, use.weight);
-  auto [it, added] = classByPath_.try_emplace(std::move(key), 0);
-  if (added) {
+  // Most flows join a class that exists: look it up without copying the path.
+  auto it = classByPath_.find(path);
+  if (it == classByPath_.end()) {
+    it = classByPath_.emplace(path, 0).first;
     int c;
     if (freeClasses_.empty()) {
       c = static_cast<int>(classes_.size());

@@ -53,12 +53,18 @@ class FlowNetwork : public sc_core::sc_module {
   const ResourceStats& stats(int resource) const { return resources_[resource]; }
 
  private:
-  using PathKey = std::vector<std::pair<int, double>>;
+  using PathKey = std::vector<PathUse>;
+  // Orders paths as std::vector<std::pair<int, double>> would, so that classes are visited in
+  // the same order (assignRates sums in that order).
+  struct PathLess {
+    bool operator()(const PathKey& a, const PathKey& b) const;
+  };
+  using ClassMap = std::map<PathKey, int, PathLess>;
   struct Class {
     std::vector<PathUse> path;
     int members = 0;
     double rate = 0;  // of each member
-    std::map<PathKey, int>::iterator key;
+    ClassMap::iterator key;
   };
   struct Flow {
     int cls;
@@ -97,7 +103,7 @@ class FlowNetwork : public sc_core::sc_module {
   std::vector<std::unique_ptr<Flow>> flows_;
   std::vector<Class> classes_;
   std::vector<int> freeClasses_;
-  std::map<PathKey, int> classByPath_;
+  ClassMap classByPath_;
   SimTime lastUpdate_ = 0;
   std::vector<int> active_;   // resources with flows, in no particular order
   std::vector<bool> fixed_;   // assignRates' scratch, per class

@@ -19,7 +19,16 @@ TimedQueue::TimedQueue(sc_core::sc_module_name name) : sc_module(name) {
 }
 
 void TimedQueue::at(SimTime when, std::function<void()> fn) {
-  heap_.push_back({std::max(when, nowNs()), scheduled_++, std::move(fn)});
+  uint32_t slot;
+  if (freeSlots_.empty()) {
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.push_back(std::move(fn));
+  } else {
+    slot = freeSlots_.back();
+    freeSlots_.pop_back();
+    slots_[slot] = std::move(fn);
+  }
+  heap_.push_back({std::max(when, nowNs()), scheduled_++, slot});
   std::push_heap(heap_.begin(), heap_.end(), later);
   if (!running_) wakeAt(heap_.front().when);
 }
@@ -38,8 +47,10 @@ void TimedQueue::runDue() {
   running_ = true;
   while (!heap_.empty() && heap_.front().when <= now) {
     std::pop_heap(heap_.begin(), heap_.end(), later);
-    std::function<void()> fn = std::move(heap_.back().fn);
+    const uint32_t slot = heap_.back().slot;
     heap_.pop_back();
+    std::function<void()> fn = std::move(slots_[slot]);
+    freeSlots_.push_back(slot);
     fn();  // may schedule more, now or later
   }
   running_ = false;

@@ -24,10 +24,12 @@ class TimedQueue : public sc_core::sc_module {
   void at(SimTime when, std::function<void()> fn);
 
  private:
+  // The heap orders small entries; the callbacks wait in slots of their own, so that sifting
+  // moves no std::function.
   struct Entry {
     SimTime when;
     uint64_t order;
-    std::function<void()> fn;
+    uint32_t slot;
   };
   static bool later(const Entry& a, const Entry& b) {
     return a.when != b.when ? a.when > b.when : a.order > b.order;
@@ -36,6 +38,8 @@ class TimedQueue : public sc_core::sc_module {
   void wakeAt(SimTime when);
 
   std::vector<Entry> heap_;
+  std::vector<std::function<void()>> slots_;
+  std::vector<uint32_t> freeSlots_;
   uint64_t scheduled_ = 0;
   SimTime wakeAt_ = UINT64_MAX;  // the time due_ is notified for, if any
   bool running_ = false;         // runDue reschedules when it is done

@@ -134,7 +134,8 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
              cmd->faultCode = injectedCode;
              rt.noteKernelFault(device, injected);
            }
-           const std::string what = "kernel '" + function.name + "'";
+           // Only the checkers name the kernel: no string per launch otherwise.
+           const std::string what = memcheck || racecheck ? "kernel '" + function.name + "'" : "";
            if (memcheck) {
              std::vector<Access> accesses;
              accesses.reserve(result.accesses.size());

@@ -33,6 +33,7 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
   result.launch = std::make_shared<sim::KernelLaunch>();
   sim::KernelLaunch& launch = *result.launch;
   const uint64_t total = uint64_t(grid.x) * grid.y * grid.z;
+  launch.workgroups.reserve(std::min(total, kChunk));
   std::vector<exec::WorkgroupResult> chunk;
   for (uint64_t first = 0; first < total && result.fault.kind == exec::FaultKind::None;
        first += kChunk) {
@@ -58,8 +59,7 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
       work.trace = !launch.workgroups.empty() && *launch.workgroups.back().trace == wg.trace
                        ? launch.workgroups.back().trace
                        : std::make_shared<const exec::WorkgroupTrace>(std::move(wg.trace));
-      work.dmaRegions =
-          std::make_shared<const std::vector<exec::DmaRegion>>(std::move(wg.dmaRegions));
+      work.dmaRegions = std::move(wg.dmaRegions);
       launch.workgroups.push_back(std::move(work));
       if (wg.fault.kind != exec::FaultKind::None) {
         result.fault = wg.fault;

@@ -255,14 +255,10 @@ uint8_t* Workgroup::operand(int64_t address, int64_t rowStride, int64_t rows, in
   return sp_ + address;
 }
 
-void Workgroup::charge(uint64_t work) {
-  // executed_ never passes the limit: the work that would take it past faults instead.
-  if (work > costs_.watchdogInstructions - executed_) {
-    fault(FaultKind::WatchdogTimeout,
-          "the watchdog stopped it after " + std::to_string(costs_.watchdogInstructions) +
-              " instructions (vector rows and DMA elements count as instructions)");
-  }
-  executed_ += work;
+void Workgroup::watchdogFault() const {
+  fault(FaultKind::WatchdogTimeout,
+        "the watchdog stopped it after " + std::to_string(costs_.watchdogInstructions) +
+            " instructions (vector rows and DMA elements count as instructions)");
 }
 
 int64_t Workgroup::checkedMul(int64_t a, int64_t b) const {
@@ -322,10 +318,6 @@ void Workgroup::flushIssue() {
   emit(TraceOp::Kind::Issue, Pipe::Scalar, 0, pendingIssue_);
   out_.counters.pipeCycles[static_cast<int>(Pipe::Scalar)] += pendingIssue_;
   pendingIssue_ = 0;
-}
-
-void Workgroup::emit(TraceOp::Kind kind, Pipe pipe, uint32_t token, uint64_t amount) {
-  out_.trace.push_back(TraceOp{kind, pipe, token, amount});
 }
 
 void Workgroup::compute(Pipe pipe, uint64_t cycles, uint64_t flops) {

@@ -108,7 +108,13 @@ class Workgroup {
   // Counts work against the watchdog: one per instruction, and also one per row of a vector
   // instruction and per element of a DMA, so that no single instruction runs away (stride-0
   // rows and elements repeat the same bytes without bound).
-  void charge(uint64_t work);
+  // Inline: it runs once per instruction.
+  void charge(uint64_t work) {
+    // executed_ never passes the limit: the work that would take it past faults instead.
+    if (work > costs_.watchdogInstructions - executed_) watchdogFault();
+    executed_ += work;
+  }
+  [[noreturn]] void watchdogFault() const;
   [[noreturn]] void fault(FaultKind kind, const std::string& what, uint64_t address = 0) const {
     throw FaultRaised{kind, what, address};
   }
@@ -116,7 +122,9 @@ class Workgroup {
 
   void issue(uint64_t cycles) { pendingIssue_ += cycles; }
   void flushIssue();
-  void emit(TraceOp::Kind kind, Pipe pipe, uint32_t token, uint64_t amount);
+  void emit(TraceOp::Kind kind, Pipe pipe, uint32_t token, uint64_t amount) {
+    out_.trace.push_back(TraceOp{kind, pipe, token, amount});
+  }
   void compute(Pipe pipe, uint64_t cycles, uint64_t flops);
 
   const CostModel& costs_;

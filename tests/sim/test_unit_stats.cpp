@@ -68,7 +68,7 @@ TEST(UnitStatsTest, ComputeUnitsCountWorkgroupsTheirTimeAndDmas) {
   exec::DmaRegion region;
   region.descriptor.count[0] = 1024;
   region.descriptor.hbmStride[0] = 4;
-  auto regions = std::make_shared<const std::vector<exec::DmaRegion>>(1, region);
+  const std::vector<exec::DmaRegion> regions(1, region);
   cmd->launch->workgroups = {{trace, regions}, {trace, regions}};
   auto launch = cmd->launch;
   auto completion = cmd->completion;
