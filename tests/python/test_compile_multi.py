@@ -161,3 +161,22 @@ def test_masks_stay_eager_by_default(device):
     forward = _same_as_eager(device, lambda x: torch.nn.functional.dropout(x, 0.5, True) * 3,
                              (4, 100))
     assert forward["eager_nodes"].get("aten.bernoulli_.float") == 1
+
+
+def test_first_output_overwrites_an_input_that_dies_there(device, monkeypatch):
+    # Without the GEMM pass, which would take the first tree as the mm's epilogue.
+    monkeypatch.setattr(_compile_lower, "_passes",
+                        tuple(p for p in _compile_lower.passes() if p[1] != "gemm"))
+
+    def fn(a, b, c):
+        h = a @ b  # dies in the kernel: its buffer takes output 0
+        t = torch.tanh(h * c)
+        return t, t * c + 1
+
+    a, b, c = (torch.randn(8, 8).to(device) for _ in range(3))
+    compiled = torch_mimic.compile(fn)
+    for _ in range(2):
+        for e, g in zip(fn(a, b, c), compiled(a, b, c)):
+            assert torch.equal(g.cpu(), e.cpu())
+    multi = [k for k in _forward_kernels() if "programs" in k]
+    assert len(multi) == 1 and multi[0]["in_place_input"] is not None

@@ -182,10 +182,11 @@ void launchPrograms(const LaunchContext& ctx, const std::vector<TensorView>& out
   KernelPrograms programs;
   int temps = 0;
   unsigned used = 0;
+  const unsigned real = (1u << inputs.size()) - 1;  // the others are earlier outputs
   for (const CompiledProgram* c : compiled) {
     programs.push_back(&c->program);
     temps = std::max(temps, c->temps);
-    used |= c->program.usedInputs;
+    used |= c->program.usedInputs & real;
   }
   std::vector<const TensorView*> operands;
   for (const TensorView& out : outs) operands.push_back(&out);
@@ -243,6 +244,8 @@ void elementwiseMulti(const LaunchContext& ctx, const std::vector<TensorView>& o
   }
   std::vector<const CompiledProgram*> compiled;
   std::string key = "multi";
+  // Program j reads output i < j as x<inputs.size() + i>, while inputs fit in the program.
+  std::vector<TensorView> readable = inputs;
   for (size_t j = 0; j < outs.size(); ++j) {
     if (outs[j].sizes != outs[0].sizes) {
       throw std::invalid_argument("elementwiseMulti: output " + std::to_string(j) + " (program '" +
@@ -250,9 +253,10 @@ void elementwiseMulti(const LaunchContext& ctx, const std::vector<TensorView>& o
     }
     std::string programKey;
     compiled.push_back(
-        &programFor(texts[j], compute, outs[j], inputs, scalars.size(), &programKey));
+        &programFor(texts[j], compute, outs[j], readable, scalars.size(), &programKey));
     checkShapes(outs[j], inputs, texts[j]);
     key += "|" + programKey;
+    if (readable.size() < static_cast<size_t>(kMaxElementwiseInputs)) readable.push_back(outs[j]);
   }
   if (outs[0].numel() == 0) return;
   launchPrograms(ctx, outs, compiled, key, inputs, scalars, random);

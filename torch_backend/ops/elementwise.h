@@ -45,7 +45,9 @@ void elementwise(const LaunchContext& ctx, const TensorView& out,
 // One launch of several programs over one index space: outs[j] = programs[j](inputs..., scalars)
 // for every index of outs[0].sizes, each bit-identical to elementwise(ctx, outs[j], inputs,
 // programs[j], ...) with the same random key (each program numbers its own rand streams from
-// 0). The inputs are loaded once per tile for all programs; every program computes a tile
+// 0). Program j may also read output i < j as x<inputs.size() + i> (while that index is below
+// 8): the value it stored, without computing it again. The inputs are loaded once per tile for
+// all programs; every program computes a tile
 // before any output of it is stored, so an output may be one of the inputs (in place). Every
 // out has outs[0]'s sizes, each its own strides and dtype; outs do not overlap each other. 1 to
 // 8 programs (kMaxElementwiseOutputs). Throws std::invalid_argument for bad programs, counts or

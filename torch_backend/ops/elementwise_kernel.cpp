@@ -21,18 +21,19 @@ struct Summary {
   unsigned usedInputs = 0;                     // by any program
   int numRand = 0;                             // of all programs
   bool counter = false;                        // some program uses rand or idx
-  bool direct = false;   // some output is stored straight from an input's buffer
+  bool direct = false;   // some output is stored straight from a loaded input's buffer
   bool uniform = false;  // a single program computed once per workgroup
 };
 
 Summary summarize(const KernelPrograms& programs) {
   Summary s;
   s.inputs = &programs.front()->inputs;
+  const unsigned real = (1u << s.inputs->size()) - 1;  // the others are earlier outputs
   for (const Program* p : programs) {
-    s.usedInputs |= p->usedInputs;
+    s.usedInputs |= p->usedInputs & real;
     s.numRand += p->numRand;
     s.counter = s.counter || p->usesCounter();
-    s.direct = s.direct || p->direct;
+    s.direct = s.direct || (p->direct && (p->usedInputs & real));
   }
   s.uniform = programs.size() == 1 && programs.front()->uniform;
   return s;
@@ -278,8 +279,13 @@ class KernelGen {
       Reg start = p_.counter ? randStart(g) : n;
       release(g);
       int randKeys = args_.randKeys;
+      const size_t inputs = p_.inputs->size();
       for (size_t j = 0; j < programs_.size(); ++j) {
-        const TileBuffers b = buffers(set, static_cast<int>(j));
+        TileBuffers b = buffers(set, static_cast<int>(j));
+        // Earlier outputs stay in their buffers until the stores: later programs read them.
+        for (size_t i = 0; i < j && inputs + i < programs_[j]->inputs.size(); ++i) {
+          b.inputs[inputs + i] = results[i];
+        }
         results[j] = emitTile(k_, *programs_[j], b, {n, start, args_.scalars, randKeys});
         randKeys += programs_[j]->numRand;
       }

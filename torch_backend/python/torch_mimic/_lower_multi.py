@@ -52,6 +52,9 @@ class MultiKernel(Kernel):
     they leave these alone."""
 
     kind = "pointwise"
+    # Output 0 may overwrite an input that dies here, as FusedKernel's output does: every
+    # program computes a tile before any output of it is stored (elementwise.h).
+    writes_in_place = True
 
     def __init__(self, programs, shape, scalars, nodes, random):
         super().__init__(nodes)
@@ -63,7 +66,13 @@ class MultiKernel(Kernel):
     def __call__(self, *inputs):
         shape = self.shape
         device = inputs[0].device
-        outs = [torch.empty(shape, dtype=torch.float32, device=device) for _ in self.programs]
+        first = None
+        if self.reuse is not None:
+            dying = inputs[self.reuse]
+            if dying.shape == shape and dying.dtype == torch.float32 and dying.is_contiguous():
+                first = dying
+        outs = [torch.empty(shape, dtype=torch.float32, device=device) if j or first is None
+                else first for j in range(len(self.programs))]
         seed, offset = next_key(device.index or 0, outs[0].numel()) if self.random else (0, 0)
         if outs[0].numel() != 0:
             expanded = [t if t.shape == shape else t.expand(shape) for t in inputs]
@@ -193,6 +202,36 @@ def _merge(group, producer, position, owner, random_at):
     return True
 
 
+def _replaced_runs(tokens, run, token):
+    """``tokens`` with every occurrence of the token list ``run`` replaced by ``token``. A run of
+    RPN tokens that is a whole program computes one value from nothing below it on the stack,
+    so wherever it occurs it can stand for that value."""
+    out, i = [], 0
+    while i < len(tokens):
+        if tokens[i:i + len(run)] == run:
+            out.append(token)
+            i += len(run)
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+def _share(group):
+    """Orders the outputs shortest program first and lets each program read the earlier outputs
+    whose programs it contains (as x<inputs + j>, elementwise.h) instead of computing them
+    again: a value read twice, or a dropout mask both used and saved, is computed once."""
+    order = sorted(range(len(group.outputs)), key=lambda j: len(group.programs[j]))
+    group.outputs = [group.outputs[j] for j in order]
+    original = [group.programs[j].split(" ") for j in order]
+    programs = [list(tokens) for tokens in original]
+    readable = max(_MAX_INPUTS - len(group.inputs), 0)
+    for k in range(len(programs)):
+        for j in sorted(range(min(k, readable)), key=lambda j: -len(original[j])):
+            programs[k] = _replaced_runs(programs[k], original[j], f"x{len(group.inputs) + j}")
+    group.programs = [" ".join(tokens) for tokens in programs]
+
+
 def _groups(graph):
     position = {node: index for index, node in enumerate(graph.nodes)}
     random_at = [position[n] for n in graph.nodes if aten_name(n) in _RANDOM_OPS]
@@ -236,6 +275,7 @@ def run(graph):
     replaced = {}  # outputs of the kernels made -> the getitem nodes standing for them
     position = {node: index for index, node in enumerate(graph.nodes)}
     for group in _groups(graph):
+        _share(group)
         kernel = MultiKernel(group.programs, group.shape, group.scalars, group.ops,
                              group.mask_at is not None)
         with graph.inserting_before(group.root):
