@@ -30,6 +30,7 @@ os.environ.setdefault("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1")
 import torch  # noqa: E402
 
 import model_zoo  # noqa: E402
+from kernel_launches import launches  # noqa: E402
 import torch_mimic  # noqa: E402
 from torch_mimic.profiler import _table  # noqa: E402
 
@@ -58,11 +59,6 @@ class WithLoss(torch.nn.Module):
 
     def forward(self, x, target):
         return model_zoo.loss_of(self.name, self.model(x), target)
-
-
-def _launches():
-    stats = torch_mimic.kernel_cache_stats()
-    return stats["hits"] + stats["misses"]
 
 
 def _setup(name, way, device):
@@ -113,12 +109,12 @@ def measure(name, way, device):
     launches, sims, walls = [], [], []
     for _ in range(STEPS):
         torch_mimic.synchronize()
-        before, sim_before = _launches(), torch_mimic.sim_time()
+        before, sim_before = launches(), torch_mimic.sim_time()
         start = time.perf_counter()
         step()
         walls.append(time.perf_counter() - start)
         sims.append(torch_mimic.sim_time() - sim_before)
-        launches.append(_launches() - before)
+        launches.append(launches() - before)
     assert len(set(launches)) == 1, f"{name}: launches differ between steps: {launches}"
     peak = torch_mimic.max_memory_allocated()
     hbm, gemm = _profiled(step)

@@ -5,11 +5,7 @@ import torch
 from torch import nn
 
 import torch_mimic
-
-def _launches():
-    stats = torch_mimic.kernel_cache_stats()
-    return stats["hits"] + stats["misses"]
-
+from kernel_launches import launches
 
 def _graphs():
     return torch_mimic.compile_report()[-1]["captures"][0]["graphs"]
@@ -73,9 +69,9 @@ def _step_launches(fn, device, x, weight, grad):
     grad = grad.to(device)
     fn(x, weight).backward(grad)  # the first call compiles and builds kernels
     x.grad = weight.grad = None  # no accumulation into earlier gradients
-    before = _launches()
+    before = launches()
     fn(x, weight).backward(grad)
-    return _launches() - before
+    return launches() - before
 
 
 def test_launches_per_convolution(device):
@@ -210,18 +206,18 @@ def test_batch_norm_launches(device):
     block = _Block("relu").to(device)
     x, grad = torch.randn(2, 3, 6, 6).to(device).requires_grad_(), torch.randn(2, 4, 6, 6).to(device)
 
-    def launches(runner):
+    def forward_and_backward(runner):
         runner(x).backward(grad)
         x.grad = None
         block.zero_grad(set_to_none=True)
-        before = _launches()
+        before = launches()
         out = runner(x)
-        middle = _launches()
+        middle = launches()
         out.backward(grad)
-        return middle - before, _launches() - middle
+        return middle - before, launches() - middle
 
-    eager_forward, eager_backward = launches(block)
-    forward, backward = launches(torch_mimic.compile(block))
+    eager_forward, eager_backward = forward_and_backward(block)
+    forward, backward = forward_and_backward(torch_mimic.compile(block))
     # conv: 4 compiled, 5 eager; num_batches_tracked += 1: 1 each.
     assert (eager_forward, forward) == (5 + 1 + 8 + 1, 4 + 1 + 7)
     assert eager_backward == 1 + 5 + 17

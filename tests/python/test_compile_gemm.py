@@ -8,12 +8,8 @@ from torch import nn
 
 import model_zoo
 import torch_mimic
+from kernel_launches import launches
 from torch_mimic import _compile_lower
-
-
-def _launches():
-    stats = torch_mimic.kernel_cache_stats()
-    return stats["hits"] + stats["misses"]
 
 
 def _kernels(report, graph="forward"):
@@ -54,9 +50,9 @@ def _step_launches(model, x, target):
     _train_step(model, x, target)  # compiles, allocates the gradients
     for p in model.parameters():
         p.grad = None
-    before = _launches()
+    before = launches()
     _train_step(model, x, target)
-    return _launches() - before
+    return launches() - before
 
 
 def test_mlp_training_step_is_bit_identical(device):

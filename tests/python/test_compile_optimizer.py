@@ -7,14 +7,10 @@ import pytest
 import torch
 
 import torch_mimic
+from kernel_launches import launches
 
 DEVICE = torch.device(torch_mimic.DEVICE_TYPE, 0)
 SHAPES = [(16, 8), (8,), (5, 3, 2), (1,)]
-
-
-def _launches():
-    stats = torch_mimic.kernel_cache_stats()
-    return stats["hits"] + stats["misses"]
 
 
 def _params(dtype=torch.float32):
@@ -31,20 +27,20 @@ def _train(make_optimizer, compiled, steps=3, dtype=torch.float32, scheduler=Fal
     if compiled:
         optimizer = torch_mimic.compile(optimizer)
     schedule = torch.optim.lr_scheduler.StepLR(optimizer, 1, gamma=0.5) if scheduler else None
-    launches = []
+    counts = []
     for step in range(steps):
         optimizer.zero_grad()
         for index, p in enumerate(params):
             p.grad = torch.full_like(p, 0.1 * (index + 1) - 0.05 * step).sin()
         torch_mimic.synchronize()
-        before = _launches()
+        before = launches()
         optimizer.step()
-        launches.append(_launches() - before)
+        counts.append(launches() - before)
         if schedule is not None:
             schedule.step()
     state = [t.cpu() for s in optimizer.state.values() for t in s.values()
              if isinstance(t, torch.Tensor)]
-    return [p.detach().cpu() for p in params], state, launches
+    return [p.detach().cpu() for p in params], state, counts
 
 
 OPTIMIZERS = {
@@ -61,15 +57,15 @@ OPTIMIZERS = {
 
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
 def test_bit_identical_to_eager(name):
-    make, launches = OPTIMIZERS[name]
+    make, launches_per_step = OPTIMIZERS[name]
     eager_params, eager_state, eager_launches = _train(make, compiled=False, scheduler=True)
     params, state, compiled_launches = _train(make, compiled=True, scheduler=True)
     for expected, actual in zip(eager_params + eager_state, params + state):
         assert torch.equal(expected, actual)
     # After the first step (which creates the state), one launch per written list.
     assert compiled_launches[-1] < eager_launches[-1]
-    if launches is not None:
-        assert compiled_launches[1:] == [launches] * 2
+    if launches_per_step is not None:
+        assert compiled_launches[1:] == [launches_per_step] * 2
     report = torch_mimic.compile_report()[-1]
     assert report["kind"] == "optimizer" and report["eager_replays"] == 0
     assert report["steps"] == 3
@@ -87,7 +83,7 @@ def test_report_names_each_launch_program():
 def test_tensors_it_cannot_fuse_run_eager():
     make = OPTIMIZERS["adam"][0]
     eager_params, _, _ = _train(make, compiled=False, dtype=torch.float64)
-    params, _, launches = _train(make, compiled=True, dtype=torch.float64)
+    params, _, _ = _train(make, compiled=True, dtype=torch.float64)
     for expected, actual in zip(eager_params, params):
         assert torch.equal(expected, actual)
     assert torch_mimic.compile_report()[-1]["launches"] == []
@@ -170,12 +166,12 @@ def test_no_fusion_runs_the_optimizers_own_step():
     optimizer = torch_mimic.compile(make(params), mode="no-fusion")
     for p in params:
         p.grad = torch.ones_like(p)
-    before = _launches()
+    before = launches()
     optimizer.step()
     optimizer.step()
     torch_mimic.synchronize()
     # The per-parameter loop: 2 (first step: clone buffer, update) + 3 per parameter after.
-    assert _launches() - before >= 4 * len(SHAPES)
+    assert launches() - before >= 4 * len(SHAPES)
     assert torch_mimic.compile_report()[-1]["steps"] == 0
 
 
