@@ -23,6 +23,17 @@ def model_on(device):
                                torch.nn.Linear(32, 4)).to(device)
 
 
+def eager_run(device):
+    """The model, its input, and eager's output and parameter gradients (then cleared)."""
+    model = model_on(device)
+    x = torch.randn(8, 16, device=device)
+    expected = model(x)
+    expected.sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    return model, x, expected, grads
+
+
 @pytest.mark.skipif(TORCH_2, reason="PyTorch >= 2 imports the shim; this checks 1.13's refusal")
 def test_on_pytorch_1_13_the_shim_says_it_needs_pytorch_2():
     sys.modules.pop(SHIM, None)
@@ -38,12 +49,7 @@ def test_on_pytorch_1_13_the_shim_says_it_needs_pytorch_2():
 @pytest.mark.skipif(not TORCH_2, reason=f"PyTorch {torch.__version__} has no torch.compile or "
                                         "torch._dynamo (the mimic backend needs PyTorch >= 2.0)")
 def test_torch_compile_with_the_mimic_backend_matches_eager(device):
-    model = model_on(device)
-    x = torch.randn(8, 16, device=device)
-    expected = model(x)
-    expected.sum().backward()
-    grads = [p.grad.clone() for p in model.parameters()]
-    model.zero_grad()
+    model, x, expected, grads = eager_run(device)
     compiled = torch.compile(model, backend="mimic")
     out = compiled(x)
     out.sum().backward()
@@ -114,12 +120,7 @@ def test_the_backend_lowers_forward_and_backward_to_fused_kernels(shim_on_stand_
                                                                    device):
     shim, dynamo = shim_on_stand_in_dynamo
     assert shim.BACKEND in dynamo.registered
-    model = model_on(device)
-    x = torch.randn(8, 16, device=device)
-    expected = model(x)
-    expected.sum().backward()
-    grads = [p.grad.clone() for p in model.parameters()]
-    model.zero_grad()
+    model, x, expected, grads = eager_run(device)
     before = len(torch_mimic.compile_report())
     compiled = dynamo.registered[shim.BACKEND](traced(model), [x])
     (out,) = compiled(x)
