@@ -12,6 +12,17 @@ namespace {
 // next starts, which bounds memory and keeps merging deterministic.
 constexpr uint64_t kChunk = 1024;
 
+// Waking the worker threads and joining them costs tens of microseconds, more than all the
+// workgroups of a small kernel take: the first workgroup runs alone and tells how much work each
+// does, counted in the units the cost model charges (about 10 ns of host time each).
+constexpr uint64_t kParallelWork = 4096;
+
+uint64_t workOf(const exec::KernelCounters& c) {
+  uint64_t work = (c.bytesRead + c.bytesWritten) / 16;
+  for (int p = 0; p < isa::kNumPipes; ++p) work += c.instructions[p] + c.pipeCycles[p];
+  return work;
+}
+
 // Each host thread keeps one scratchpad for every launch: allocating it per launch would cost
 // more than a small kernel does.
 uint8_t* threadScratchpad(uint64_t bytes) {
@@ -35,6 +46,7 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
   const uint64_t total = uint64_t(grid.x) * grid.y * grid.z;
   launch.workgroups.reserve(std::min(total, kChunk));
   std::vector<exec::WorkgroupResult> chunk;
+  bool serial = true;
   for (uint64_t first = 0; first < total && result.fault.kind == exec::FaultKind::None;
        first += kChunk) {
     const uint64_t count = std::min(kChunk, total - first);
@@ -43,10 +55,15 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
       executor.run(fn, args, grid, workgroupId(first + i, grid), threadScratchpad(scratchpadBytes),
                    chunk[i]);
     };
-    if (count == 1) {
-      runOne(0);  // not worth waking the worker threads
+    uint64_t next = 0;
+    if (first == 0) {
+      runOne(next++);
+      serial = total == 1 || workOf(chunk[0].counters) < kParallelWork / (total - 1);
+    }
+    if (serial) {
+      for (; next < count; ++next) runOne(next);
     } else {
-      tbb::parallel_for(uint64_t(0), count, runOne);
+      tbb::parallel_for(next, count, runOne);
     }
     for (exec::WorkgroupResult& wg : chunk) {
       launch.counters.add(wg.counters);
