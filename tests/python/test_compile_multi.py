@@ -157,7 +157,8 @@ def test_mask_stays_eager_when_another_random_node_sits_between(device, monkeypa
     assert sum(k.get("random", False) for k in forward["kernels"]) == 1
 
 
-def test_masks_stay_eager_by_default(device):
+def test_masks_stay_eager_when_switched_off(device, monkeypatch):
+    monkeypatch.setattr(_lower_multi, "DRAW_MASKS", False)
     forward = _same_as_eager(device, lambda x: torch.nn.functional.dropout(x, 0.5, True) * 3,
                              (4, 100))
     assert forward["eager_nodes"].get("aten.bernoulli_.float") == 1

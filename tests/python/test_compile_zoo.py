@@ -1,6 +1,8 @@
 """torch_mimic.compile on the model zoo: ten training steps of each model compiled against the
 same steps eager, BatchNorm's running statistics included, with no CPU fallback and no guard key
 running eager; and the buffer handling of compiled modules on small cases."""
+import re
+
 import pytest
 import torch
 from torch import nn
@@ -8,6 +10,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import model_zoo
 import torch_mimic
+from torch_mimic import _lower_multi
 
 STEPS = 10
 # The issue's bound for any reordering a lowering may do, per step and quantity.
@@ -19,7 +22,10 @@ DROPOUT = {"mlp": 0.1, "cnn": 0.1, "transformer": 0.1}
 
 class _DropoutMasks(TorchDispatchMode):
     """Records the masks dropout draws (bernoulli_ into a tensor of the input's shape), eager
-    or in a compiled graph, where the ops run as the graph's nodes."""
+    or in a compiled graph, where the ops run as the graph's nodes or a fused kernel draws the
+    mask in its program and writes it as an output of its own (_lower_multi)."""
+
+    _FUSED_MASK = re.compile(r"rand s\d+ lt 1 0 where")
 
     def __init__(self):
         super().__init__()
@@ -30,6 +36,24 @@ class _DropoutMasks(TorchDispatchMode):
         if func._schema.name == "aten::bernoulli_":
             self.masks.append(out.detach().cpu())
         return out
+
+    # The mimic primitives do not dispatch to Python modes: masks drawn in fused kernels are
+    # recorded by the kernels' calls.
+    def __enter__(self):
+        plain = self._plain = _lower_multi.MultiKernel.__call__
+
+        def recording(kernel, *inputs):
+            outs = plain(kernel, *inputs)
+            self.masks += [o.detach().cpu() for o, program in zip(outs, kernel.programs)
+                           if self._FUSED_MASK.fullmatch(program)]
+            return outs
+
+        _lower_multi.MultiKernel.__call__ = recording
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _lower_multi.MultiKernel.__call__ = self._plain
+        return super().__exit__(*exc)
 
 
 def _state(model):

@@ -26,10 +26,7 @@ from ._lower_pointwise import FusedKernel
 from ._random import next_key
 
 ORDER = 90  # last: every pass that absorbs FusedKernels has taken its pick
-# Masks drawn in kernels match eager's bit for bit (test_compile_multi), but the zoo's check
-# records the masks of bernoulli_ calls, which these kernels no longer make: off until it can see
-# them.
-DRAW_MASKS = False
+DRAW_MASKS = True  # draw dropout masks in the kernels that read them (see above)
 
 _MAX_INPUTS = 8   # kMaxElementwiseInputs (torch_backend/ops/elementwise_program.h)
 _MAX_SCALARS = 8  # kMaxElementwiseScalars
