@@ -113,6 +113,12 @@ def test_input_limit_is_respected(device):
     assert len(kernels) == 2  # merged they would read 9 inputs
 
 
+def test_program_length_limit_is_respected(device, monkeypatch):
+    monkeypatch.setattr(_lower_multi, "_MAX_TOKENS", 8)
+    kernels = _check(device, _shared, (16, 33), (16, 33), grad=False)
+    assert len(kernels) == 2 and all("programs" not in k for k in kernels)
+
+
 def _dropout_run(device, fn, compiled, shapes):
     """fn's outputs and input gradients after seeding mimic's generator, and its state after."""
     torch.manual_seed(3)

@@ -78,8 +78,9 @@ class MultiKernel(Kernel):
         return tuple(outs)
 
     def describe(self):
+        # "program" is what the debug report prints: every output's, in order.
         return dict(super().describe(), programs=self.programs, shape=tuple(self.shape),
-                    random=self.random)
+                    random=self.random, program=" | ".join(self.programs))
 
 
 def _renamed(text, inputs, scalars):
