@@ -106,7 +106,7 @@ def measure(name, way, device):
     first = time.perf_counter() - start
     # Steady state: tracing's executions on real tensors are the first step's cost.
     torch_mimic.reset_peak_memory_stats()
-    launches, sims, walls = [], [], []
+    counts, sims, walls = [], [], []
     for _ in range(STEPS):
         torch_mimic.synchronize()
         before, sim_before = launches(), torch_mimic.sim_time()
@@ -114,11 +114,11 @@ def measure(name, way, device):
         step()
         walls.append(time.perf_counter() - start)
         sims.append(torch_mimic.sim_time() - sim_before)
-        launches.append(launches() - before)
-    assert len(set(launches)) == 1, f"{name}: launches differ between steps: {launches}"
+        counts.append(launches() - before)
+    assert len(set(counts)) == 1, f"{name}: launches differ between steps: {counts}"
     peak = torch_mimic.max_memory_allocated()
     hbm, gemm = _profiled(step)
-    return {"launches": launches[0], "sim": statistics.median(sims), "hbm": hbm, "gemm": gemm,
+    return {"launches": counts[0], "sim": statistics.median(sims), "hbm": hbm, "gemm": gemm,
             "wall": statistics.median(walls), "first": first, "peak": peak}
 
 
