@@ -8,7 +8,12 @@ and costs a launch and an HBM round trip of its own. Once every pass that absorb
 kernel inside a later kernel of the same shape that reads it: the merged kernel (MultiKernel,
 one torch.ops.mimic.elementwise_multi launch) writes the value as an extra output when it is
 read outside, through getitem nodes. The programs compute the same float32 operations as the
-kernels merged (a value read twice is computed twice), so results are bit-identical.
+kernels merged, so results are bit-identical; a program reads an earlier output back instead of
+computing its expression again, and an expression read twice that is no output is computed
+twice (RPN has no dup).
+
+Why last (ORDER 90) and not in the pointwise pass: the later passes absorb single-output
+FusedKernels only, and would lose their epilogues and prologues to multi-output kernels.
 
 Dropout masks: the AOT graph draws one as bernoulli_(empty_like(x), p); the eager kernel runs
 "rand s0 lt 1 0 where" with a key reserved by _random.next_key for its numel. The mask is drawn
