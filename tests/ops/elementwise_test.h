@@ -12,6 +12,7 @@
 
 #include "../driver/driver_helpers.h"
 #include "elementwise_reference.h"
+#include "mimic/mimic_trace.h"
 #include "torch_backend/ops/elementwise.h"
 
 using ewref::Num;
@@ -23,6 +24,20 @@ constexpr DType kAllTypes[] = {DType::F32, DType::F16, DType::BF16,
                                DType::I32, DType::I64, DType::U8};
 constexpr DType kFloatTypes[] = {DType::F32, DType::F16, DType::BF16};
 constexpr DType kIntTypes[] = {DType::I32, DType::I64, DType::U8};
+
+// The kernels `body` launches on device 0, counted from the activity trace.
+inline int kernelLaunches(const std::function<void()>& body) {
+  EXPECT_EQ(mimicTraceStart(1024), MIMIC_SUCCESS);
+  body();
+  EXPECT_EQ(mimicDeviceSynchronize(0), MIMIC_SUCCESS);
+  EXPECT_EQ(mimicTraceStop(), MIMIC_SUCCESS);
+  std::vector<mimicActivity> records(1024);
+  size_t count = 0;
+  EXPECT_EQ(mimicTraceRead(records.data(), records.size(), &count), MIMIC_SUCCESS);
+  int kernels = 0;
+  for (size_t i = 0; i < count; ++i) kernels += records[i].kind == MIMIC_ACTIVITY_KERNEL;
+  return kernels;
+}
 
 // A view over a device allocation that holds exactly the elements the view can reach.
 class Tensor {

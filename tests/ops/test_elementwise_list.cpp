@@ -36,21 +36,6 @@ class ElementwiseList : public ::testing::Test {
     }
     return entries;
   }
-
-  // The kernels `body` launches, counted from the activity trace.
-  template <typename Body>
-  static int launches(const Body& body) {
-    EXPECT_EQ(mimicTraceStart(1024), MIMIC_SUCCESS);
-    body();
-    EXPECT_EQ(mimicDeviceSynchronize(0), MIMIC_SUCCESS);
-    EXPECT_EQ(mimicTraceStop(), MIMIC_SUCCESS);
-    std::vector<mimicActivity> records(1024);
-    size_t count = 0;
-    EXPECT_EQ(mimicTraceRead(records.data(), records.size(), &count), MIMIC_SUCCESS);
-    int kernels = 0;
-    for (size_t i = 0; i < count; ++i) kernels += records[i].kind == MIMIC_ACTIVITY_KERNEL;
-    return kernels;
-  }
 };
 
 // The list's results equal those of one elementwise() per entry, byte for byte.
@@ -99,7 +84,8 @@ TEST_F(ElementwiseList, LongListsTakeOneLaunchPerSegmentGroup) {
     inputs.push_back({e.a->view(), e.b->view()});
   }
   ASSERT_EQ(mimicDeviceSynchronize(0), MIMIC_SUCCESS);
-  EXPECT_EQ(launches([&] { elementwiseList({}, outs, inputs, "x0 x1 mul", DType::F32, {}); }), 3);
+  EXPECT_EQ(kernelLaunches([&] { elementwiseList({}, outs, inputs, "x0 x1 mul", DType::F32, {}); }),
+            3);
   expectSameAsOneByOne(list, single, "x0 x1 div", DType::F32, {});
 }
 

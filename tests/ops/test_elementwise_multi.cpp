@@ -22,19 +22,6 @@ using mimic::ops::ScalarArg;
 class ElementwiseMulti : public ::testing::Test {
  public:
   void SetUp() override { ASSERT_EQ(mimicInitWithPreset(0, "tiny", nullptr), MIMIC_SUCCESS); }
-
-  static int launches(const std::function<void()>& body) {
-    EXPECT_EQ(mimicTraceStart(1024), MIMIC_SUCCESS);
-    body();
-    EXPECT_EQ(mimicDeviceSynchronize(0), MIMIC_SUCCESS);
-    EXPECT_EQ(mimicTraceStop(), MIMIC_SUCCESS);
-    std::vector<mimicActivity> records(1024);
-    size_t count = 0;
-    EXPECT_EQ(mimicTraceRead(records.data(), records.size(), &count), MIMIC_SUCCESS);
-    int kernels = 0;
-    for (size_t i = 0; i < count; ++i) kernels += records[i].kind == MIMIC_ACTIVITY_KERNEL;
-    return kernels;
-  }
 };
 
 void expectSameBytes(Tensor& a, Tensor& b, const std::string& what) {
@@ -63,7 +50,7 @@ void expectSameAsSeparate(const std::vector<int64_t>& sizes,
     single.push_back(std::make_unique<Tensor>(types[j], sizes, outStrides));
     outs.push_back(multi.back()->view());
   }
-  EXPECT_EQ(ElementwiseMulti::launches(
+  EXPECT_EQ(kernelLaunches(
                 [&] { elementwiseMulti({}, outs, ins, programs, DType::F32, scalars, random); }),
             1);
   for (size_t j = 0; j < programs.size(); ++j) {
@@ -120,7 +107,7 @@ TEST_F(ElementwiseMulti, LaterProgramsReadEarlierOutputs) {
   Tensor mask(DType::F32, sizes), product(DType::F32, sizes), twice(DType::F32, sizes);
   Tensor expectMask(DType::F32, sizes), expectProduct(DType::F32, sizes),
       expectTwice(DType::F32, sizes);
-  EXPECT_EQ(launches([&] {
+  EXPECT_EQ(kernelLaunches([&] {
               elementwiseMulti({}, {mask.view(), product.view(), twice.view()},
                                {a.view(), b.view()},
                                {"rand s0 lt 1 0 where", "x0 x2 s1 div mul", "x3 x3 add x2 sub"},
@@ -154,7 +141,7 @@ TEST_F(ElementwiseMulti, OutputsMayOverwriteTheirInputs) {
 
 TEST_F(ElementwiseMulti, EmptyOutputsLaunchNothing) {
   Tensor a(DType::F32, {0, 4}), out0(DType::F32, {0, 4}), out1(DType::F32, {0, 4});
-  EXPECT_EQ(launches([&] {
+  EXPECT_EQ(kernelLaunches([&] {
               elementwiseMulti({}, {out0.view(), out1.view()}, {a.view()}, {"x0", "x0 neg"},
                                DType::F32, {});
             }),
@@ -182,9 +169,9 @@ TEST_F(ElementwiseMulti, RejectsWhatItCannotRun) {
   EXPECT_THROW(call(outs, {a.view()}, std::vector<std::string>(outs.size(), "x0")),
                std::invalid_argument);
   outs.pop_back();
-  EXPECT_EQ(
-      launches([&] { call(outs, {a.view()}, std::vector<std::string>(outs.size(), "x0 abs")); }),
-      1);
+  EXPECT_EQ(kernelLaunches(
+                [&] { call(outs, {a.view()}, std::vector<std::string>(outs.size(), "x0 abs")); }),
+            1);
 }
 
 }  // namespace
