@@ -1,3 +1,10 @@
-"""Imports every module that registers aten kernels for the device."""
-from . import ops_pointwise, ops_random, ops_reduce, ops_shape  # noqa: F401
-from . import ops_nn, ops_nn_conv, ops_nn_loss, ops_nn_norm, ops_nn_pool  # noqa: F401
+"""Imports every module that registers aten kernels for the device: each ``ops_*.py`` of the
+package, in name order, so that a new family of ops is a new file."""
+import importlib
+import os
+import pkgutil
+
+_OP_MODULES = sorted(module.name for module in pkgutil.iter_modules([os.path.dirname(__file__)])
+                     if module.name.startswith("ops_"))
+for _name in _OP_MODULES:
+    importlib.import_module(f"{__package__}.{_name}")
