@@ -28,3 +28,4 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+"$(dirname "$0")/fetch_pytorch_tests.sh" || echo "mimic: going on without PyTorch's test files" >&2
