@@ -1,0 +1,242 @@
+#include "torch_backend/ops/sort_kernel.h"
+
+#include <cstdint>
+#include <limits>
+
+#include "sim/isa/builder.h"
+
+namespace mimic::ops::detail {
+namespace {
+
+using isa::BinaryOp;
+using isa::Cond;
+using isa::DType;
+using isa::KernelBuilder;
+using isa::Reg;
+using isa::ScalarOp;
+using isa::UnaryOp;
+
+constexpr double kMagnitudeBits = 2147483647.0;  // 0x7fffffff: flips a negative float's order
+
+class SortGen {
+ public:
+  explicit SortGen(const SortShape& s) : s_(s), k_(s.key(), kSortArgCount) {}
+  isa::Function build();
+
+ private:
+  Reg arg(int i) { return k_.arg(i); }
+  Reg base(int operand);  // the operand's address of this workgroup's row
+  void load();
+  void makeKeys();
+  void network();
+  void flip(Reg blockSize);  // negates the odd blocks of blockSize (descending this stage)
+  void step(Reg j);
+  void store();
+  // f32 bits <-> ordered i32, in place over n elements at `bits`; `temp` takes n i32.
+  void orderBits(Reg bits, Reg temp);
+  void storeRow(int operand, DType type, Reg from);
+
+  const SortShape& s_;
+  KernelBuilder k_;
+  isa::Desc desc_{0};
+  Reg zero_{}, one_{}, n_{}, p_{}, row_{};
+  Reg keys_[2]{}, idx_[2]{};  // [0]: the current buffers, [1]: the next step's
+};
+
+Reg SortGen::base(int operand) {
+  Reg b = arg(operand + kSortAddr);
+  k_.addScaledArg(b, row_, operand + kSortRow);
+  return b;
+}
+
+void SortGen::load() {
+  // An i64 row is its own key: it goes straight to the key buffer.
+  Reg dst = arg(s_.in == DType::I64 ? kSortSpKeys0 : kSortSpKeys1), from = base(kSortIn);
+  Reg elem = k_.li(isa::dtypeSize(s_.in)), stride = arg(kSortIn + kSortN);
+  k_.dmaDim(desc_, s_.in, 0, n_, stride, elem);
+  Reg token = k_.dmaLoad(dst, from, desc_);
+  k_.waitAll();
+  for (Reg r : {dst, from, elem, stride, token}) k_.release(r);
+}
+
+void SortGen::orderBits(Reg bits, Reg temp) {
+  Reg mask = arg(kSortSpMask0);
+  k_.compareScalar(Cond::Lt, DType::I32, mask, bits, 0.0, n_);
+  k_.binaryScalar(BinaryOp::Xor, DType::I32, temp, bits, kMagnitudeBits, n_);
+  k_.select(DType::I32, bits, mask, temp, bits, n_);
+  k_.release(mask);
+}
+
+void SortGen::makeKeys() {
+  k_.vshape(one_, zero_, zero_, zero_);
+  Reg keys = arg(kSortSpKeys0), raw = arg(kSortSpKeys1);
+  if (isa::isFloat(s_.in)) {
+    Reg f = raw, nan = arg(kSortSpIdx0), mask = arg(kSortSpMask0);
+    if (s_.in != DType::F32) {
+      f = arg(kSortSpIdx1);
+      k_.cast(s_.in, DType::F32, f, raw, n_);
+    }
+    k_.binaryScalar(BinaryOp::Add, DType::F32, f, f, 0.0, n_);  // -0 + 0 = +0
+    k_.fill(DType::F32, nan, std::numeric_limits<double>::quiet_NaN(), n_);
+    k_.compare(Cond::Ne, DType::F32, mask, f, f, n_);
+    k_.select(DType::F32, f, mask, nan, f, n_);
+    orderBits(f, nan);
+    k_.cast(DType::I32, DType::I64, keys, f, n_);
+    for (Reg r : {nan, mask}) k_.release(r);
+    if (f.index != raw.index) k_.release(f);
+  } else if (s_.in != DType::I64) {
+    k_.cast(s_.in, DType::I64, keys, raw, n_);
+  }
+  if (s_.descending) k_.unary(UnaryOp::Not, DType::I64, keys, keys, n_);
+  // Padding: (INT64_MAX, N..P-1).
+  Reg pad = k_.reg(), count = k_.reg(), t = k_.reg();
+  isa::Label noPad = k_.label();
+  k_.alu(ScalarOp::Sub, count, p_, n_);
+  k_.brz(count, noPad);
+  k_.alu(ScalarOp::Mul, t, n_, 8);
+  k_.alu(ScalarOp::Add, pad, keys, t);
+  k_.li(t, std::numeric_limits<int64_t>::max());
+  k_.fill(DType::I64, pad, 0.0, count);
+  k_.binaryScalar(BinaryOp::Or, DType::I64, pad, pad, t, count);
+  k_.bind(noPad);
+  Reg idx = arg(kSortSpIdx0);
+  k_.iota(DType::I64, idx, p_);
+  for (Reg r : {keys, raw, pad, count, t, idx}) k_.release(r);
+}
+
+void SortGen::flip(Reg blockSize) {
+  isa::Label done = k_.label();
+  Reg rows = k_.reg(), stride = k_.reg(), a = k_.reg();
+  k_.cmp(Cond::Ge, rows, blockSize, p_);
+  k_.brnz(rows, done);
+  k_.alu(ScalarOp::Mul, stride, blockSize, 2);
+  k_.alu(ScalarOp::Div, rows, p_, stride);
+  k_.alu(ScalarOp::Mul, stride, stride, 8);
+  k_.vshape(rows, stride, stride, zero_);
+  for (Reg buffer : {keys_[0], idx_[0]}) {
+    k_.alu(ScalarOp::Mul, a, blockSize, 8);
+    k_.alu(ScalarOp::Add, a, a, buffer);
+    k_.unary(UnaryOp::Not, DType::I64, a, a, blockSize);
+  }
+  k_.bind(done);
+  for (Reg r : {rows, stride, a}) k_.release(r);
+}
+
+void SortGen::step(Reg j) {
+  Reg rows = k_.reg(), stride = k_.reg(), offset = k_.reg(), keyHi = k_.reg(), idxHi = k_.reg(),
+      half = k_.reg();
+  Reg m0 = arg(kSortSpMask0), m1 = arg(kSortSpMask1), m2 = arg(kSortSpMask2);
+  k_.alu(ScalarOp::Shr, half, p_, 1);
+  k_.alu(ScalarOp::Div, rows, half, j);
+  k_.alu(ScalarOp::Mul, stride, j, 16);
+  k_.alu(ScalarOp::Mul, offset, j, 8);
+  k_.alu(ScalarOp::Add, keyHi, keys_[0], offset);
+  k_.alu(ScalarOp::Add, idxHi, idx_[0], offset);
+  // swap = hi < lo, lexicographically on (key, index); masks are [rows][j], dense.
+  k_.vshape(rows, j, stride, stride);
+  k_.compare(Cond::Lt, DType::I64, m0, keyHi, keys_[0], j);
+  k_.compare(Cond::Eq, DType::I64, m1, keyHi, keys_[0], j);
+  k_.compare(Cond::Lt, DType::I64, m2, idxHi, idx_[0], j);
+  k_.vshape(one_, zero_, zero_, zero_);
+  k_.binary(BinaryOp::And, DType::U8, m1, m1, m2, half);
+  k_.binary(BinaryOp::Or, DType::U8, m0, m0, m1, half);
+  k_.vshape(rows, stride, j, stride);
+  Reg hi = m1;  // the next buffers' upper halves
+  k_.select(DType::I64, keys_[1], m0, keyHi, keys_[0], j);
+  k_.alu(ScalarOp::Add, hi, keys_[1], offset);
+  k_.select(DType::I64, hi, m0, keys_[0], keyHi, j);
+  k_.select(DType::I64, idx_[1], m0, idxHi, idx_[0], j);
+  k_.alu(ScalarOp::Add, hi, idx_[1], offset);
+  k_.select(DType::I64, hi, m0, idx_[0], idxHi, j);
+  for (Reg r : {rows, stride, offset, keyHi, idxHi, half, m0, m1, m2}) k_.release(r);
+}
+
+void SortGen::network() {
+  Reg size = k_.li(2), j = k_.reg(), t = k_.reg();
+  isa::Label stages = k_.label(), stagesDone = k_.label(), steps = k_.label(),
+             stepsDone = k_.label();
+  k_.bind(stages);
+  k_.cmp(Cond::Gt, t, size, p_);
+  k_.brnz(t, stagesDone);
+  flip(size);
+  k_.alu(ScalarOp::Shr, j, size, 1);
+  k_.bind(steps);
+  k_.brz(j, stepsDone);
+  step(j);
+  // The buffers' roles swap at run time: the registers exchange their addresses.
+  k_.mov(t, keys_[0]);
+  k_.mov(keys_[0], keys_[1]);
+  k_.mov(keys_[1], t);
+  k_.mov(t, idx_[0]);
+  k_.mov(idx_[0], idx_[1]);
+  k_.mov(idx_[1], t);
+  k_.alu(ScalarOp::Shr, j, j, 1);
+  k_.br(steps);
+  k_.bind(stepsDone);
+  flip(size);
+  k_.alu(ScalarOp::Shl, size, size, 1);
+  k_.br(stages);
+  k_.bind(stagesDone);
+  for (Reg r : {size, j, t}) k_.release(r);
+}
+
+void SortGen::storeRow(int operand, DType type, Reg from) {
+  Reg to = base(operand), elem = k_.li(isa::dtypeSize(type)), stride = arg(operand + kSortN);
+  k_.dmaDim(desc_, type, 0, n_, stride, elem);
+  Reg token = k_.dmaStore(to, from, desc_);
+  for (Reg r : {to, elem, stride, token}) k_.release(r);
+}
+
+void SortGen::store() {
+  k_.vshape(one_, zero_, zero_, zero_);
+  if (s_.writeIndices) storeRow(kSortIndices, DType::I64, idx_[0]);
+  if (!s_.writeValues) return;
+  // The key buffer is free once read: the next buffers take the rebuilt values.
+  Reg keys = keys_[0], out = keys;
+  if (s_.descending) k_.unary(UnaryOp::Not, DType::I64, keys, keys, n_);
+  if (isa::isFloat(s_.in)) {
+    out = keys_[1];
+    k_.cast(DType::I64, DType::I32, out, keys, n_);
+    orderBits(out, idx_[1]);
+    if (s_.in != DType::F32) {
+      k_.cast(DType::F32, s_.in, idx_[1], out, n_);
+      out = idx_[1];
+    }
+  } else if (s_.in != DType::I64) {
+    out = keys_[1];
+    k_.cast(DType::I64, s_.in, out, keys, n_);
+  }
+  storeRow(kSortValues, s_.in, out);
+}
+
+isa::Function SortGen::build() {
+  desc_ = k_.desc();
+  zero_ = k_.li(0);
+  one_ = k_.li(1);
+  n_ = arg(kSortN_);
+  p_ = arg(kSortP);
+  row_ = k_.workgroupId(0);
+  load();
+  makeKeys();
+  keys_[0] = arg(kSortSpKeys0);
+  keys_[1] = arg(kSortSpKeys1);
+  idx_[0] = arg(kSortSpIdx0);
+  idx_[1] = arg(kSortSpIdx1);
+  network();
+  store();
+  k_.waitAll();
+  return k_.finish();
+}
+
+}  // namespace
+
+std::string SortShape::key() const {
+  return std::string("sort.") + isa::dtypeName(in) + (descending ? ".desc" : "") +
+         (writeValues ? ".values" : "") + (writeIndices ? ".indices" : "");
+}
+
+isa::Function buildSortKernel(const SortShape& shape) {
+  return SortGen(shape).build();
+}
+
+}  // namespace mimic::ops::detail

@@ -1,0 +1,68 @@
+// The device side of sort (sort.h): one workgroup sorts one row in the scratchpad with a
+// bitonic network over (key, index) pairs.
+//
+// Keys are i64 whose signed order is the order PyTorch's CPU sort gives the values:
+//   integers and bool   the value itself;
+//   floats              f32 (f16 and bf16 convert exactly), -0 made +0 and every NaN the one
+//                       quiet NaN, then the bits as i32 with the magnitude bits flipped for
+//                       negative values: ascending bits are ascending values, NaN largest;
+//   descending          the bitwise not of the key, so that the network always sorts
+//                       ascending (NaN then comes first, as on the CPU).
+// Each pair compares (key, index) lexicographically: the indices make every pair distinct, so
+// the network's result is the one stable order. The row is padded to P, a power of two, with
+// (INT64_MAX, index >= N) pairs, which sort after every real pair and are not stored.
+//
+// The network has log2(P) stages k = 2, 4, .., P, each of steps j = k/2, .., 1 comparing
+// element i with i + j inside blocks of 2j. Stage k sorts blocks of k alternately ascending
+// and descending; the descending blocks are bitwise negated (keys and indices) for the stage,
+// which reverses their order, so that every step is one ascending compare-exchange of the
+// whole row: a 2-D vector shape [P / 2j rows][j elements], rows 2j elements apart. Steps
+// ping-pong between two buffers, so that a step is three compares, two mask ops and four
+// selects, each over P/2 elements.
+//
+// Values are rebuilt from the sorted keys (the inverse of the key map), indices stored as i64.
+#pragma once
+
+#include <string>
+
+#include "sim/isa/module.h"
+
+namespace mimic::ops::detail {
+
+// Everything the generated code depends on (the kernel cache key).
+struct SortShape {
+  isa::DType in = isa::DType::F32;  // the values' type (f32, f16, bf16, i32, i64, u8)
+  bool descending = false;
+  bool writeValues = true, writeIndices = true;
+  std::string key() const;
+};
+
+// Operands: the address, then byte strides along rows and along N.
+enum SortOperandField { kSortAddr, kSortRow, kSortN, kSortFields };
+
+enum SortArg : int {
+  kSortN_,  // elements per row
+  kSortP,   // the padded row: a power of two >= N
+  kSortIn,
+  kSortValues = kSortIn + kSortFields,
+  kSortIndices = kSortValues + kSortFields,
+  // Scratchpad byte addresses: two key and two index buffers of 8P bytes, three masks of P.
+  kSortSpKeys0 = kSortIndices + kSortFields,
+  kSortSpKeys1,
+  kSortSpIdx0,
+  kSortSpIdx1,
+  kSortSpMask0,
+  kSortSpMask1,
+  kSortSpMask2,
+  kSortArgCount,
+};
+
+// Scratchpad bytes a row padded to p elements takes.
+constexpr int64_t sortScratchpadBytes(int64_t p) {
+  return 35 * p;
+}
+
+// Grid: x = rows.
+isa::Function buildSortKernel(const SortShape& shape);
+
+}  // namespace mimic::ops::detail
