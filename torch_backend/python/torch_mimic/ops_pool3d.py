@@ -9,7 +9,8 @@ leaves the index when every value it sees is -inf. The backward scatter-adds the
 those positions, in float32 because overlapping windows can pick the same element."""
 import torch
 
-from ._lib import Unsupported, empty, impl, launch
+from ._dtype_checks import check_dtype
+from ._lib import empty, impl, launch
 from .ops_reduce import reduce_into
 
 _ops = torch.ops.mimic
@@ -49,12 +50,7 @@ def _pooled_size(size, kernel, pad, stride, dilation, ceil_mode):
 
 
 def _check_dtype(x):
-    if x.dtype == torch.float64:
-        raise Unsupported()
-    if x.dtype != _F32:
-        names = {torch.float16: "Half", torch.bfloat16: "BFloat16", torch.int64: "Long", torch.int32: "Int",
-                 torch.uint8: "Byte", torch.bool: "Bool", torch.int8: "Char", torch.int16: "Short"}
-        raise RuntimeError(f"\"max_pool3d_with_indices_cpu\" not implemented for '{names.get(x.dtype, x.dtype)}'")
+    check_dtype(x, "max_pool3d_with_indices_cpu", (_F32,))
 
 
 def _geometry(self, kernel_size, stride, padding, dilation, ceil_mode, fn_name):

@@ -4,17 +4,11 @@ raise for an index outside the plane, so the indices' range is read back once be
 scatter. Their backward is a gather PyTorch composes from native ops."""
 import torch
 
-from ._lib import Unsupported, empty, impl
+from ._dtype_checks import check_dtype, type_name
+from ._lib import impl
 from .ops_reduce import reduce_into
 
 _ops = torch.ops.mimic
-_TYPE_NAMES = {torch.float16: "Half", torch.bfloat16: "BFloat16", torch.int64: "Long", torch.int32: "Int",
-               torch.uint8: "Byte", torch.bool: "Bool", torch.int8: "Char", torch.int16: "Short",
-               torch.float32: "Float", torch.float64: "Double"}
-
-
-def _type_name(dtype):
-    return _TYPE_NAMES.get(dtype, str(dtype))
 
 
 def _check_input(self, indices, fn_name):
@@ -29,10 +23,7 @@ def _check_input(self, indices, fn_name):
 
 def _unpool(self, indices, output_size, kernel_name):
     """Output [..., *output_size]: zeros, with self's values at its indices in each plane."""
-    if self.dtype == torch.float64:
-        raise Unsupported()
-    if self.dtype != torch.float32:
-        raise RuntimeError(f"\"{kernel_name}\" not implemented for '{_type_name(self.dtype)}'")
+    check_dtype(self, kernel_name, (torch.float32,))
     planes_shape = self.shape[:-len(output_size)]
     plane = 1
     for size in output_size:
@@ -56,7 +47,7 @@ def _unpool(self, indices, output_size, kernel_name):
 @impl("max_unpool2d")
 def max_unpool2d(self, indices, output_size):
     if indices.dtype != torch.int64:
-        raise RuntimeError(f"elements in indices should be type int64 but got: {_type_name(indices.dtype)}")
+        raise RuntimeError(f"elements in indices should be type int64 but got: {type_name(indices.dtype)}")
     if len(output_size) != 2:
         raise RuntimeError("There should be exactly two elements (height, width) in output_size, but got "
                            f"{len(output_size)} elements.")
