@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 
+from . import pytorch_files
 from .common import PYTHON, UsageError, box_table, package_root, positive_int
 from .conformance_plugin import RESULTS_ENV
 
@@ -44,7 +45,8 @@ def add_parser(subparsers):
                     "every op of PyTorch's OpInfo database, compared with the CPU forward and "
                     "backward, then the device-generic test module under pytest. Prints passed / "
                     "failed / skipped and CPU-fallback counts per test class and per op, and "
-                    "totals. Exit code 1 if any test or op failed.")
+                    "totals. Exit code 1 if any test or op failed. With --pytorch-files, runs PyTorch "
+                    "1.13.1's own test files instead (see below).")
     selection = parser.add_mutually_exclusive_group()
     selection.add_argument("--ops", metavar="NAMES",
                            help="comma-separated op names (add,mul); a name selects its variants "
@@ -60,6 +62,26 @@ def add_parser(subparsers):
                         help="a row for every op, also in long runs (which list only failures)")
     parser.add_argument("--report", metavar="FILE",
                         help="also save the OpInfo runner's JSON report here")
+    files = parser.add_argument_group(
+        "PyTorch's test files", "Run PyTorch 1.13.1's own device-generic test files (fetched by "
+        "scripts/fetch_pytorch_tests.sh into $MIMIC_PYTORCH_TESTS, default "
+        "~/.cache/mimic/pytorch-1.13.1) on mimic and on the CPU, test by test, instead of the "
+        "OpInfo runner")
+    files.add_argument("--pytorch-files", metavar="all|quick|FILES",
+                       help="all 13 files, the ctest's quick selection, or comma-separated "
+                            "names (test_view_ops,test_foreach)")
+    files.add_argument("--hw-classification", metavar="LIST", default="agnostic,specific",
+                       help="which tests to report, by class: agnostic (instantiated per device "
+                            "and running on mimic), specific (kept for other devices by "
+                            "decorators), unrelated (never touch a device; runs the plain "
+                            "classes on the CPU). Default agnostic,specific")
+    files.add_argument("--known-failures", metavar="FILE",
+                       help="'file::Class::test  # reason' per line: exit code 1 only for a "
+                            "failure not listed; listed tests that pass are printed as stale")
+    files.add_argument("-k", metavar="EXPR", help="pytest's -k, passed to every run")
+    files.add_argument("--watchdog", metavar="SECONDS", type=positive_int, default=120,
+                       help="a test running longer is killed and recorded as a hang "
+                            "(default 120)")
     parser.add_argument("--conformance-dir", metavar="DIR",
                         help="tests/conformance of the mimic sources (default: those the "
                              "tool was built from)")
@@ -138,7 +160,8 @@ def run_device_generic(conformance_dir, env, work_dir):
     records = []
     if os.path.exists(results_path):
         with open(results_path) as lines:
-            records = [json.loads(line) for line in lines]
+            # The plugin's "start" records carry no outcome.
+            records = [r for r in map(json.loads, lines) if "outcome" in r]
     # pytest exits 1 when tests failed (they are in the records); anything else is its error.
     if done.returncode not in (0, 1) or not records:
         print(done.stdout[-3000:], file=sys.stderr)
@@ -296,6 +319,11 @@ def print_totals(records, report):
 def run(args):
     conformance_dir = find_conformance_dir(args.conformance_dir)
     env = conformance_env(conformance_dir)
+    if args.pytorch_files:
+        if args.ops or args.quick:
+            raise UsageError("--pytorch-files runs PyTorch's test files, not the OpInfo runner",
+                             "leave out --ops and --quick")
+        return pytorch_files.run(args, conformance_dir, env)
     if args.quick:
         options = {"what": "--quick: core ops", "pattern": op_pattern(",".join(QUICK_OPS))[1],
                    "limit_samples": QUICK_SAMPLES}
