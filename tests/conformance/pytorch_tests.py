@@ -331,7 +331,7 @@ def check_known(rows, known):
 def cause(record):
     """A failure's cause: exception type and first line, numbers and addresses normalised."""
     text = record.get("message") or record["outcome"]
-    text = re.sub(r"0x[0-9a-fA-F]+", "0x?", text)
+    text = re.sub(r"0x[0-9a-fA-F]+", "<address>", text)
     text = re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "N", text)
     return text[:120]
 
