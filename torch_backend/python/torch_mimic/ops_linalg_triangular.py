@@ -1,0 +1,119 @@
+"""Triangular solves on the device, and what the other linalg families share with them.
+
+A solve is blocked like LAPACK's trsm: inside a panel of ``PANEL`` rows, one row of X at a time
+(a divide by the diagonal, then a rank-1 update of the panel's remaining rows, each one launch
+for the whole batch); below the panel, one batched GEMM (baddbmm) subtracts the panel's
+contribution from every remaining row. Upper-triangular systems run the same steps from the
+last row up. Only float32 computes here: PyTorch's CPU kernels have no half-precision linalg,
+and float64 and complex stay on the counted fallback."""
+import torch
+
+from ._lib import Unsupported, impl
+
+F32 = torch.float32
+# Rows per panel: the panel's row-at-a-time steps cost one launch each, the rest of the work
+# goes to the GEMM; 32 keeps the GEMM's share high for matrices of a few hundred rows.
+PANEL = 32
+
+
+def require_float32(*tensors):
+    """Sends the call to the CPU fallback unless every tensor is float32 (the fallback then
+    computes float64/complex, and raises PyTorch's own errors for the other dtypes)."""
+    for t in tensors:
+        if t.dtype != F32:
+            raise Unsupported()
+
+
+def batched(t):
+    """``t`` [*, r, c] as a contiguous [batch, r, c] copy the kernels may overwrite."""
+    return t.reshape(-1, t.shape[-2], t.shape[-1]).clone(memory_format=torch.contiguous_format)
+
+
+def identity_like(batch, n, device):
+    """[batch, n, n] identity matrices, built on the device (eye has no device kernel)."""
+    index = torch.arange(n, device=device)
+    eye = (index[:, None] == index[None, :]).to(F32)
+    return eye.expand(batch, n, n).contiguous()
+
+
+def solve_lower_upper_(a, b, upper, unit):
+    """Overwrites ``b`` [batch, n, k] with the solution X of A X = B, A [batch, n, n] lower or
+    upper triangular (only that triangle is read), and returns it."""
+    n = a.shape[-1]
+    if n == 0 or b.shape[-1] == 0 or b.shape[0] == 0:
+        return b
+    starts = range(0, n, PANEL)
+    panels = [(s, min(s + PANEL, n)) for s in starts]
+    if upper:
+        panels.reverse()
+    diagonal = a.diagonal(dim1=-2, dim2=-1).unsqueeze(-1)
+    for start, end in panels:
+        rows = range(end - 1, start - 1, -1) if upper else range(start, end)
+        for j in rows:
+            x = b[:, j:j + 1, :]
+            if not unit:
+                x.div_(diagonal[:, j:j + 1])
+            low, high = (start, j) if upper else (j + 1, end)
+            if high > low:
+                b[:, low:high, :].addcmul_(a[:, low:high, j:j + 1], x, value=-1)
+        low, high = (0, start) if upper else (end, n)
+        if high > low:
+            b[:, low:high, :].baddbmm_(a[:, low:high, start:end], b[:, start:end, :], alpha=-1)
+    return b
+
+
+def solve_triangular(a, b, upper, left, unit):
+    """X with A X = B (``left``) or X A = B, A and B [*, n, n] and [*, n, k] with broadcast
+    batch dimensions; the result is contiguous with their broadcast batch shape."""
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if not left:
+        a, b, upper = a.mT, b.mT, not upper
+    n, k = b.shape[-2], b.shape[-1]
+    x = batched(b.expand(*batch, n, k))
+    a3 = a.expand(*batch, n, n).reshape(-1, n, n)
+    solve_lower_upper_(a3, x, upper, unit)
+    x = x.reshape(*batch, n, k)
+    return x.mT.contiguous() if not left else x
+
+
+def write_out(out, result):
+    """Copies ``result`` into an out= tensor, resizing it as PyTorch's out= variants do."""
+    if out.dtype != result.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {result.dtype}, but got {out.dtype} instead")
+    if tuple(out.shape) != tuple(result.shape):
+        out.resize_(result.shape)
+    out.copy_(result)
+    return out
+
+
+def _check_solve_triangular(a, b, left):
+    name = "linalg.solve_triangular"
+    if a.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    if b.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
+    if (a.shape[-2] != b.shape[-2]) if left else (a.shape[-1] != b.shape[-1]):
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({a.shape[-2]}x{a.shape[-1]} and "
+                           f"{b.shape[-2]}x{b.shape[-1]})")
+    try:
+        torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except RuntimeError:
+        raise Unsupported() from None  # PyTorch's message names the operands' sizes.
+
+
+@impl("linalg_solve_triangular")
+def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False):
+    require_float32(self, B)
+    _check_solve_triangular(self, B, left)
+    return solve_triangular(self, B, upper, left, unitriangular)
+
+
+@impl("linalg_solve_triangular.out")
+def linalg_solve_triangular_out(self, B, *, upper, left=True, unitriangular=False, out):
+    require_float32(self, B, out)
+    _check_solve_triangular(self, B, left)
+    return write_out(out, solve_triangular(self, B, upper, left, unitriangular))
