@@ -1,0 +1,55 @@
+// torch.ops.mimic.sort and sort_capacity: the device sort (ops/sort.h) for the sort family of
+// aten ops in Python (torch_mimic/ops_sort.py, ops_unique.py). Rows are the 2-D [R, N] views
+// the op kernel takes; either output may be absent.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+#include "torch_backend/aten/device_call.h"
+#include "torch_backend/aten/kernel_op_checks.h"
+#include "torch_backend/ops/sort.h"
+#include "torch_backend/src/device_runtime.h"
+#include "torch_backend/src/tensor_bridge.h"
+
+namespace mimic::torch_backend {
+namespace {
+
+ops::TensorView optionalOutput(const c10::optional<at::Tensor>& t, const at::Tensor& input) {
+  if (!t.has_value()) return {};
+  aten::checkSameDevice(*t, input, "sort");
+  return viewOf(*t);
+}
+
+void sort(const c10::optional<at::Tensor>& values, const c10::optional<at::Tensor>& indices,
+          const at::Tensor& input, bool descending) {
+  aten::onDevice("sort", [&] {
+    ops::sort(launchContextOf(input), optionalOutput(values, input),
+              optionalOutput(indices, input), viewOf(input), descending);
+  });
+}
+
+int64_t sortCapacity(int64_t device) {
+  return ops::sortRowCapacity(static_cast<int>(device));
+}
+
+void writesNothingOnMeta(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  torch::jit::drop(*stack, op.schema().arguments().size());
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(mimic, m) {
+  m.def("sort(Tensor(a!)? values, Tensor(b!)? indices, Tensor input, bool descending) -> ()",
+        sort);
+  m.def("sort_capacity(int device) -> int", sortCapacity);
+}
+
+// Shape-only on meta and fake tensors: the caller allocated the outputs.
+TORCH_LIBRARY_IMPL(mimic, Meta, m) {
+  m.impl("sort", torch::CppFunction::makeFromBoxedFunction<&writesNothingOnMeta>());
+}
+
+TORCH_LIBRARY_IMPL(mimic, AutogradMeta, m) {
+  m.impl("sort", torch::CppFunction::makeFallthrough());
+}
+
+}  // namespace mimic::torch_backend
