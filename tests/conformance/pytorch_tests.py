@@ -142,6 +142,12 @@ def _crash_detail(log_path, offset):
     return "; ".join([lines[0].strip()] + frames[:4])
 
 
+def _log_tail(log_path, offset, lines=5):
+    with open(log_path, errors="replace") as log:
+        log.seek(offset)
+        return " | ".join(line.strip() for line in log.read().splitlines()[-lines:])
+
+
 class Child:
     """One pytest child and what it has written so far."""
 
@@ -234,8 +240,8 @@ def run_file(path, device, env, work_dir, keyword=None, watchdog=WATCHDOG_SECOND
                 notes.append(f"{name} on {device}: no progress for {limit} s outside a test; "
                              "killed")
             elif returncode not in (0, 1, 5):
-                notes.append(f"{name} on {device}: pytest exit code {returncode} (see "
-                             f"{log_path})")
+                notes.append(f"{name} on {device}: pytest exit code {returncode}: "
+                             + _log_tail(log_path, offset))
             return records, notes
         if progress:
             progress(records[current])
