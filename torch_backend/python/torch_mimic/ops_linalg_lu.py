@@ -13,7 +13,7 @@ tensors raises the CPU's errors), so that the errors are the same as on the CPU.
 import torch
 
 from ._lib import Unsupported, impl
-from .ops_linalg_triangular import F32, PANEL, batched, require_float32, solve_lower_upper_, write_out
+from .ops_linalg_triangular import F32, PANEL, batched, flat, require_float32, solve_lower_upper_, write_out
 
 _aten = torch.ops.aten
 
@@ -88,8 +88,8 @@ def lu_solve(lu, pivots, b, left, adjoint):
         return lu_solve(lu, pivots, b.mT, True, not adjoint).mT
     batch = torch.broadcast_shapes(lu.shape[:-2], b.shape[:-2])
     n, k = b.shape[-2], b.shape[-1]
-    a = lu.expand(*batch, n, n).reshape(-1, n, n)
-    piv = pivots.expand(*batch, n).reshape(-1, n)
+    a = flat(lu.expand(*batch, n, n))
+    piv = flat(pivots.expand(*batch, n), 1)
     x = batched(b.expand(*batch, n, k))
     rows = permutation(piv, n).unsqueeze(-1).expand(-1, n, k)
     if adjoint:
@@ -174,7 +174,7 @@ def _lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots):
         U.copy_(LU_data[..., :k, :].triu())
     if unpack_pivots and P.numel():
         batch = LU_pivots.shape[:-1]
-        perm = permutation(LU_pivots.reshape(-1, k), m)
+        perm = permutation(flat(LU_pivots, 1), m)
         ones = torch.ones(perm.shape[0], 1, m, dtype=F32, device=device)
         P.copy_(torch.zeros(perm.shape[0], m, m, dtype=F32, device=device)
                 .scatter_(1, perm.unsqueeze(1), ones).reshape(*batch, m, m))

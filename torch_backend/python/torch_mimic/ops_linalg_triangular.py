@@ -6,6 +6,8 @@ for the whole batch); below the panel, one batched GEMM (baddbmm) subtracts the 
 contribution from every remaining row. Upper-triangular systems run the same steps from the
 last row up. Only float32 computes here: PyTorch's CPU kernels have no half-precision linalg,
 and float64 and complex stay on the counted fallback."""
+import math
+
 import torch
 
 from ._lib import Unsupported, impl
@@ -24,9 +26,14 @@ def require_float32(*tensors):
             raise Unsupported()
 
 
+def flat(t, dims=2):
+    """``t`` [*, trailing ``dims``] as [batch, trailing] (a view where the strides allow)."""
+    return t.reshape(math.prod(t.shape[:-dims]), *t.shape[t.dim() - dims:])
+
+
 def batched(t):
     """``t`` [*, r, c] as a contiguous [batch, r, c] copy the kernels may overwrite."""
-    return t.reshape(-1, t.shape[-2], t.shape[-1]).clone(memory_format=torch.contiguous_format)
+    return flat(t).clone(memory_format=torch.contiguous_format)
 
 
 def identity_like(batch, n, device):
@@ -70,7 +77,7 @@ def solve_triangular(a, b, upper, left, unit):
         a, b, upper = a.mT, b.mT, not upper
     n, k = b.shape[-2], b.shape[-1]
     x = batched(b.expand(*batch, n, k))
-    a3 = a.expand(*batch, n, n).reshape(-1, n, n)
+    a3 = flat(a.expand(*batch, n, n))
     solve_lower_upper_(a3, x, upper, unit)
     x = x.reshape(*batch, n, k)
     return x.mT.contiguous() if not left else x
