@@ -229,12 +229,10 @@ def run_file(path, device, env, work_dir, keyword=None, watchdog=WATCHDOG_SECOND
         if hung and current:
             records[current] = _lost(current, device, "hang",
                                      f"hang: ran past the {watchdog} s watchdog")
-        elif returncode < 0 and current:
-            records[current] = _lost(current, device, "crash",
-                                     f"crash: {_signal_name(returncode)}",
+        elif current:  # the child ended inside a test: a signal, or a test that exited
+            how = _signal_name(returncode) if returncode < 0 else f"exit code {returncode}"
+            records[current] = _lost(current, device, "crash", f"crash: {how}",
                                      _crash_detail(log_path, offset))
-        elif current and returncode not in (0, 1, 5):
-            records[current] = _lost(current, device, "crash", f"crash: exit code {returncode}")
         else:
             if hung:
                 notes.append(f"{name} on {device}: no progress for {limit} s outside a test; "

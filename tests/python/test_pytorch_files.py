@@ -42,6 +42,14 @@ GENERATED = textwrap.dedent("""\
 
     def test_f_passes():
         pass
+
+
+    def test_g_exits():
+        os._exit(3)
+
+
+    def test_h_passes():
+        pass
     """)
 
 
@@ -63,7 +71,8 @@ def test_crash_and_hang_do_not_stop_the_run(generated):
     outcomes = {test.split("::")[-1]: record["outcome"] for test, record in records.items()}
     assert outcomes == {"test_a_passes": "passed", "test_b_segfaults": "crash",
                         "test_c_fails": "failed", "test_d_hangs": "hang",
-                        "test_e_skipped": "skipped", "test_f_passes": "passed"}
+                        "test_e_skipped": "skipped", "test_f_passes": "passed",
+                        "test_g_exits": "crash", "test_h_passes": "passed"}
     assert notes == []
     by_name = {test.split("::")[-1]: record for test, record in records.items()}
     assert by_name["test_b_segfaults"]["message"] == f"crash: {signal.SIGSEGV.name}"
@@ -71,6 +80,7 @@ def test_crash_and_hang_do_not_stop_the_run(generated):
     assert by_name["test_c_fails"]["message"] == "ValueError: bad value 42"
     assert by_name["test_d_hangs"]["message"] == "hang: ran past the 3 s watchdog"
     assert by_name["test_e_skipped"]["message"] == "Only runs on cuda"
+    assert by_name["test_g_exits"]["message"] == "crash: exit code 3"
 
 
 def test_keyword_selects_tests(generated):
@@ -79,8 +89,8 @@ def test_keyword_selects_tests(generated):
     env["PYTHONPATH"] = os.pathsep.join(sys.path)
     records, _ = pytorch_tests.run_file(str(path), "cpu", env, str(work), keyword="passes",
                                         device_classes_only=False)
-    assert sorted(test.split("::")[-1] for test in records) == ["test_a_passes",
-                                                                "test_f_passes"]
+    assert sorted(test.split("::")[-1] for test in records) == [
+        "test_a_passes", "test_f_passes", "test_h_passes"]
 
 
 @pytest.mark.parametrize("nodeid, expected", [
