@@ -59,6 +59,12 @@ def sort_along(x, dim, descending=False, values=True, indices=True):
     return back(out_values), back(out_indices)
 
 
+def _selectable(self):
+    """topk, kthvalue and the medians: the CPU kernels have no Half and no Bool."""
+    if self.dtype in (torch.float16, torch.bool):
+        raise Unsupported()  # the CPU's "not implemented for" error
+
+
 def _write(out, result):
     if out.dtype != result.dtype:
         raise Unsupported()  # the CPU kernel names the dtype it expected
@@ -92,11 +98,16 @@ def _first(t, dim, k):
 
 @impl("topk")
 def topk(self, k, dim=-1, largest=True, sorted=True):
+    _selectable(self)
     dim = wrap_dim(dim, self.dim())
     size = self.shape[dim] if self.dim() else 1
     if not 0 <= k <= size:
         raise Unsupported()  # "selected index k out of range"
     v, i = sort_along(self, dim, descending=largest)
+    if self.dim() == 0:
+        if k == 0:
+            raise Unsupported()  # an empty selection of a 0-dim tensor: the CPU's shape
+        return v, i
     return _first(v, dim, k), _first(i, dim, k)
 
 
@@ -135,6 +146,7 @@ def _constant(value, shape, device):
 
 
 def _check_reducible(self, dim, name):
+    _selectable(self)
     dim = wrap_dim(dim, self.dim())
     if self.dim() and self.shape[dim] == 0:
         raise Unsupported()  # the CPU's "cannot compute kthvalue() on an empty tensor" etc.
@@ -195,6 +207,7 @@ def nanmedian_dim_values(self, dim, keepdim=False, *, values, indices):
 
 
 def _median_all(self, ignore_nan):
+    _selectable(self)
     if self.numel() == 0:
         raise Unsupported()  # the CPU's value for an empty tensor (NaN) and its checks
     return _median_dim(self.reshape(-1), 0, False, ignore_nan)[0]
