@@ -11,8 +11,9 @@ import math
 import torch
 
 from ._lib import Unsupported, impl
-from .ops_linalg_lu import check_errors_of, like_meta, meta
-from .ops_linalg_triangular import PANEL, batched, flat, identity_like, require_float32, solve_lower_upper_, write_out
+from .ops_linalg_lu import check_errors_of
+from .ops_linalg_triangular import (PANEL, batched, flat, identity_like, like_meta, meta, require_float32,
+                                    solve_lower_upper_, write_out)
 
 _aten = torch.ops.aten
 

@@ -10,24 +10,15 @@ LAPACK's 1-based int32 row interchanges; ``info`` is the first zero of U's diago
 
 Argument checks and output shapes come from PyTorch's own meta functions (the call on meta
 tensors raises the CPU's errors), so that the errors are the same as on the CPU."""
+import math
+
 import torch
 
 from ._lib import Unsupported, impl
-from .ops_linalg_triangular import F32, PANEL, batched, flat, require_float32, solve_lower_upper_, write_out
+from .ops_linalg_triangular import (F32, PANEL, batched, flat, identity_like, like_meta, meta, require_float32,
+                                    solve_lower_upper_, write_out)
 
 _aten = torch.ops.aten
-
-
-def meta(t):
-    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
-
-
-def like_meta(result, template, device):
-    """``result``'s values in a new device tensor with the meta result's shape and strides (the
-    CPU kernels return column-major matrices; autograd and out= callers see the same layout)."""
-    out = torch.empty_strided(template.shape, template.stride(), dtype=template.dtype, device=device)
-    out.copy_(result.reshape(template.shape))
-    return out
 
 
 def lu_factor_(a):
@@ -264,3 +255,48 @@ def linalg_slogdet(A):
 def linalg_slogdet_out(A, *, sign, logabsdet, LU, pivots):
     require_float32(sign, logabsdet, LU)
     return tuple(write_out(o, r) for o, r in zip((sign, logabsdet, LU, pivots), linalg_slogdet(A)))
+
+
+def _lu(A, pivot):
+    require_float32(A)
+    shapes = _aten.linalg_lu(meta(A), pivot=pivot)
+    if not pivot:
+        raise Unsupported()  # the CPU raises its own error: it has no LU without pivoting
+    lu, pivots, _ = lu_factor(A)
+    P, L, U = _lu_unpack(lu, pivots, True, True)
+    return tuple(like_meta(r, s, A.device) for r, s in zip((P, L, U), shapes))
+
+
+@impl("linalg_lu")
+def linalg_lu(A, *, pivot=True):
+    return _lu(A, pivot)
+
+
+@impl("linalg_lu.out")
+def linalg_lu_out(A, *, pivot=True, P, L, U):
+    require_float32(P, L, U)
+    return tuple(write_out(o, r) for o, r in zip((P, L, U), _lu(A, pivot)))
+
+
+def _inv_ex(A, check_errors):
+    """The inverse as PyTorch computes it: solve_ex with the identity on the right."""
+    require_float32(A)
+    shapes = _aten.linalg_inv_ex(meta(A), check_errors=False)
+    n = A.shape[-1]
+    batch = A.shape[:-2]
+    eye = identity_like(math.prod(batch), n, A.device).reshape(*batch, n, n)
+    inverse, _, _, info = _solve_ex(A, eye, True, False)
+    if check_errors:
+        check_errors_of(info, "linalg.inv_ex", A.dim() == 2)
+    return like_meta(inverse, shapes[0], A.device), info
+
+
+@impl("linalg_inv_ex")
+def linalg_inv_ex(A, *, check_errors=False):
+    return _inv_ex(A, check_errors)
+
+
+@impl("linalg_inv_ex.inverse")
+def linalg_inv_ex_out(A, *, check_errors=False, inverse, info):
+    require_float32(inverse)
+    return tuple(write_out(o, r) for o, r in zip((inverse, info), _inv_ex(A, check_errors)))

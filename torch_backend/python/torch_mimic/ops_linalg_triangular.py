@@ -83,6 +83,18 @@ def solve_triangular(a, b, upper, left, unit):
     return x.mT.contiguous() if not left else x
 
 
+def meta(t):
+    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+
+
+def like_meta(result, template, device):
+    """``result``'s values in a new device tensor with the meta result's shape and strides (the
+    CPU kernels return column-major matrices; autograd and out= callers see the same layout)."""
+    out = torch.empty_strided(template.shape, template.stride(), dtype=template.dtype, device=device)
+    out.copy_(result.reshape(template.shape))
+    return out
+
+
 def write_out(out, result):
     """Copies ``result`` into an out= tensor, resizing it as PyTorch's out= variants do."""
     if out.dtype != result.dtype:
@@ -124,3 +136,25 @@ def linalg_solve_triangular_out(self, B, *, upper, left=True, unitriangular=Fals
     require_float32(self, B, out)
     _check_solve_triangular(self, B, left)
     return write_out(out, solve_triangular(self, B, upper, left, unitriangular))
+
+
+def _triangular_solve(B, A, upper, transpose, unitriangular):
+    """The deprecated torch.triangular_solve: the solution and a copy of A, both broadcast."""
+    require_float32(B, A)
+    shapes = torch.ops.aten.triangular_solve(meta(B), meta(A), upper, transpose, unitriangular)
+    a = A.mT if transpose else A
+    x = solve_triangular(a, B, upper != transpose, True, unitriangular)
+    coefficient = A.expand(shapes[1].shape)
+    return like_meta(x, shapes[0], B.device), like_meta(coefficient, shapes[1], B.device)
+
+
+@impl("triangular_solve")
+def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+    return _triangular_solve(self, A, upper, transpose, unitriangular)
+
+
+@impl("triangular_solve.X")
+def triangular_solve_out(self, A, upper=True, transpose=False, unitriangular=False, *, X, M):
+    require_float32(X, M)
+    results = _triangular_solve(self, A, upper, transpose, unitriangular)
+    return tuple(write_out(o, r) for o, r in zip((X, M), results))
