@@ -1,0 +1,134 @@
+"""searchsorted, bucketize and histc on the device.
+
+searchsorted counts, for each value, the boundaries of its row that the CPU's binary search
+passes: !(b >= v) for the left side, !(b > v) for the right, which is the position the binary
+search returns on sorted boundaries (NaN values land past every boundary, as on the CPU). The
+count is an elementwise comparison of the [..., K, M] broadcast and a sum over M: exact, K * M
+bytes of work space, so calls whose broadcast exceeds _MAX_PAIRS go to the CPU fallback.
+
+histc bins each value as the CPU's linear histogram does, in the input's dtype:
+pos = trunc((x - min) * bins / (max - min)), the last edge in the last bin, values outside
+[min, max] (and NaN) dropped, then adds ones at those positions (index_add). With min == max
+the data's own range is read once from the device, as CUDA's histc does.
+
+Arguments the CPU refuses go to the fallback so that its error is the one raised."""
+import torch
+
+from ._lib import NATIVE_DTYPES, Unsupported, impl
+
+_MAX_PAIRS = 1 << 26
+_I64 = torch.int64
+
+
+def _searchable(dtype):
+    return dtype in NATIVE_DTYPES and dtype != torch.bool
+
+
+def _search(boundaries, values, out_int32, right, side, sorter):
+    if side is not None:
+        if side not in ("left", "right") or (right and side == "left"):
+            raise Unsupported()  # the CPU's side/right errors
+        right = side == "right"
+    if not isinstance(values, torch.Tensor):
+        values = torch.tensor(values, device=boundaries.device)
+        values = values.to(torch.result_type(boundaries, values.item()))
+    if boundaries.dim() == 0 or values.device != boundaries.device:
+        raise Unsupported()
+    if boundaries.dim() > 1 and (values.dim() != boundaries.dim() or values.shape[:-1] != boundaries.shape[:-1]):
+        raise Unsupported()  # the CPU's shape errors
+    if sorter is not None:
+        if sorter.dtype != _I64 or sorter.shape != boundaries.shape or sorter.device != boundaries.device:
+            raise Unsupported()
+        boundaries = boundaries.gather(-1, sorter)
+    common = torch.promote_types(boundaries.dtype, values.dtype)
+    if not _searchable(common) or not _searchable(boundaries.dtype) or not _searchable(values.dtype):
+        raise Unsupported()
+    m = boundaries.shape[-1]
+    if values.numel() * max(m, 1) > _MAX_PAIRS:
+        raise Unsupported()
+    boundaries, values = boundaries.to(common), values.to(common)
+    result_dtype = torch.int32 if out_int32 else _I64
+    if values.numel() == 0 or m == 0:
+        return torch.zeros(values.shape, dtype=result_dtype, device=values.device)
+    b = boundaries if boundaries.dim() == 1 else boundaries.unsqueeze(-2)
+    v = values.unsqueeze(-1)
+    passed = (b > v) if right else (b >= v)
+    return passed.logical_not().sum(-1).to(result_dtype)
+
+
+def _into(out, result):
+    if out.dtype != result.dtype:
+        raise Unsupported()
+    if out.shape != result.shape:
+        out.resize_(result.shape)
+    return out.copy_(result)
+
+
+@impl("searchsorted.Tensor")
+def searchsorted(sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None):
+    return _search(sorted_sequence, self, out_int32, right, side, sorter)
+
+
+@impl("searchsorted.Scalar")
+def searchsorted_scalar(sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None):
+    return _search(sorted_sequence, self, out_int32, right, side, sorter)
+
+
+@impl("searchsorted.Tensor_out")
+def searchsorted_out(sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None, out):
+    return _into(out, _search(sorted_sequence, self, out_int32, right, side, sorter))
+
+
+def _bucketize(values, boundaries, out_int32, right):
+    if boundaries.dim() != 1:
+        raise Unsupported()  # "boundaries tensor must be 1 dimension"
+    return _search(boundaries, values, out_int32, right, None, None)
+
+
+@impl("bucketize.Tensor")
+def bucketize(self, boundaries, *, out_int32=False, right=False):
+    return _bucketize(self, boundaries, out_int32, right)
+
+
+@impl("bucketize.Scalar")
+def bucketize_scalar(self, boundaries, *, out_int32=False, right=False):
+    return _bucketize(self, boundaries, out_int32, right)
+
+
+@impl("bucketize.Tensor_out")
+def bucketize_out(self, boundaries, *, out_int32=False, right=False, out):
+    return _into(out, _bucketize(self, boundaries, out_int32, right))
+
+
+def _f32(value):
+    return torch.tensor(value, dtype=torch.float32).item()
+
+
+def _histc(self, bins, low, high):
+    if self.dtype != torch.float32 or bins <= 0 or self.numel() == 0:
+        raise Unsupported()  # other dtypes: the CPU's accumulation in them, or its errors
+    low, high = float(low), float(high)
+    if low == high:
+        low, high = self.min().item(), self.max().item()  # the one host read
+        if low == high:
+            low, high = low - 1, high + 1
+    if low > high or not (abs(low) < float("inf") and abs(high) < float("inf")):
+        raise Unsupported()  # the CPU's range errors
+    # The edges as the CPU's linspace gives them in float32: the first and last are low, high.
+    low, high = _f32(low), _f32(high)
+    span = _f32(torch.tensor(high, dtype=torch.float32) - torch.tensor(low, dtype=torch.float32))
+    x = self.reshape(-1)
+    inside = (x >= low) & (x <= high)
+    position = ((x - low) * float(bins) / span).to(_I64).clamp(0, bins - 1)
+    hist = torch.zeros(bins, dtype=self.dtype, device=self.device)
+    return hist.index_add_(0, position, inside.to(self.dtype))
+
+
+@impl("histc")
+def histc(self, bins=100, min=0, max=0):
+    return _histc(self, bins, min, max)
+
+
+@impl("histc.out")
+def histc_out(self, bins=100, min=0, max=0, *, out):
+    return _into(out, _histc(self, bins, min, max))
