@@ -81,6 +81,8 @@ def _eye(n, m, out):
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    if out.dtype == torch.bfloat16:
+        raise RuntimeError("\"eye\" not implemented for 'BFloat16'")  # as PyTorch 1.13's CPU kernel
     out.resize_((n, m))
     # In int64: the row and column of a large matrix are not exact in a float compute type.
     return launch(out, [], "idx s0 div idx s0 rem eq", torch.int64, [m])
