@@ -1,0 +1,197 @@
+"""Householder QR on the device: geqrf, householder_product (orgqr), ormqr and linalg_qr.
+
+geqrf is LAPACK's blocked geqrf: a panel of ``PANEL`` columns one reflector at a time (the
+reflector of the column below the diagonal as LAPACK's larfg makes it: beta = -sign(alpha) *
+||x||, tau = (beta - alpha) / beta, v = x / (alpha - beta), and its application to the rest of
+the panel; a few launches each for the whole batch), then the panel's reflectors as one block
+reflector I - V T V^T (T by larft's recurrence) applied to the trailing columns with three
+batched GEMMs. Q and products with Q apply the same block reflectors panel by panel."""
+import math
+
+import torch
+
+from ._lib import Unsupported, impl
+from .ops_linalg_triangular import PANEL, batched, flat, identity_like, like_meta, meta, require_float32, write_out
+
+_aten = torch.ops.aten
+
+
+def _reflector_(a, tau, j):
+    """Makes the reflector of column j of ``a`` [batch, m, n] below the diagonal: beta on the
+    diagonal, v's tail below it (v's head is an implicit 1), tau[:, j]."""
+    alpha = a[:, j:j + 1, j:j + 1]
+    tail = a[:, j + 1:, j:j + 1]
+    if tail.shape[1] == 0:
+        tau[:, j:j + 1].zero_()
+        return
+    xnorm = torch.linalg.vector_norm(tail, dim=1, keepdim=True)
+    norm = torch.linalg.vector_norm(a[:, j:, j:j + 1], dim=1, keepdim=True)
+    plain = xnorm == 0
+    beta = torch.where(plain, alpha, torch.where(alpha >= 0, -norm, norm))
+    one = torch.ones_like(beta)
+    tau_j = torch.where(plain, torch.zeros_like(beta), (beta - alpha) / torch.where(plain, one, beta))
+    tail.mul_(torch.where(plain, one, (alpha - beta).reciprocal()))
+    alpha.copy_(beta)
+    tau[:, j:j + 1].copy_(tau_j.squeeze(-1))
+
+
+def _apply_reflector_(a, tau, j, end):
+    """Applies H_j = I - tau v v^T from the left to columns j+1..end of ``a``."""
+    if j + 1 >= end:
+        return
+    head = a[:, j:j + 1, j + 1:end]
+    v = a[:, j + 1:, j:j + 1]
+    w = torch.baddbmm(head, v.mT, a[:, j + 1:, j + 1:end])
+    tw = w.mul_(tau[:, j:j + 1].unsqueeze(-1))
+    head.sub_(tw)
+    a[:, j + 1:, j + 1:end].baddbmm_(v, tw, alpha=-1)
+
+
+def block_reflector(a, tau, start, end):
+    """V [batch, m - start, b] (unit lower trapezoidal, explicit) and T [batch, b, b] (upper
+    triangular) with H_start ... H_end-1 = I - V T V^T, from the reflectors stored in ``a``."""
+    batch = a.shape[0]
+    b = end - start
+    v = a[:, start:, start:end].tril(-1)
+    v.diagonal(dim1=-2, dim2=-1).fill_(1)
+    t = torch.zeros(batch, b, b, dtype=a.dtype, device=a.device)
+    for j in range(b):
+        t[:, j, j] = tau[:, start + j]
+        if j:
+            w = torch.bmm(v[:, :, :j].mT, v[:, :, j:j + 1])
+            t[:, :j, j:j + 1].copy_(torch.bmm(t[:, :j, :j], w).mul_(-tau[:, start + j:start + j + 1].unsqueeze(-1)))
+    return v, t
+
+
+def geqrf_(a):
+    """Factors ``a`` [batch, m, n] in place as geqrf does; returns tau [batch, min(m, n)]."""
+    batch, m, n = a.shape
+    k = min(m, n)
+    tau = torch.empty(batch, k, dtype=a.dtype, device=a.device)
+    for start in range(0, k, PANEL):
+        end = min(start + PANEL, k)
+        for j in range(start, end):
+            _reflector_(a, tau, j)
+            _apply_reflector_(a, tau, j, end)
+        if end < n:
+            v, t = block_reflector(a, tau, start, end)
+            c = a[:, start:, end:]
+            # Q_panel^T C = C - V T^T (V^T C)
+            c.baddbmm_(v, torch.bmm(t.mT, torch.bmm(v.mT, c)), alpha=-1)
+    return tau
+
+
+def apply_q_(reflectors, tau, c, left, transpose):
+    """Overwrites ``c`` with op(Q) C (``left``) or C op(Q), Q = H_1 ... H_k from the
+    reflectors [batch, m, k'] (k = tau's length) and op the transpose when asked."""
+    k = tau.shape[-1]
+    panels = [(s, min(s + PANEL, k)) for s in range(0, k, PANEL)]
+    # Q^T C and C Q take the reflectors first to last; Q C and C Q^T last to first.
+    if left != transpose:
+        panels.reverse()
+    for start, end in panels:
+        v, t = block_reflector(reflectors, tau, start, end)
+        if left:
+            rows = c[:, start:, :]
+            rows.baddbmm_(v, torch.bmm(t.mT if transpose else t, torch.bmm(v.mT, rows)), alpha=-1)
+        else:
+            cols = c[:, :, start:]
+            cols.baddbmm_(torch.bmm(torch.bmm(cols, v), t.mT if transpose else t), v.mT, alpha=-1)
+    return c
+
+
+def _geqrf(A):
+    require_float32(A)
+    if A.dim() < 2:
+        raise Unsupported()  # the CPU kernel raises its own error
+    m, n = A.shape[-2], A.shape[-1]
+    a = batched(A)
+    tau = geqrf_(a)
+    batch = A.shape[:-2]
+    return a.reshape(A.shape).mT.contiguous().mT, tau.reshape(*batch, min(m, n))
+
+
+@impl("geqrf")
+def geqrf(self):
+    return _geqrf(self)
+
+
+@impl("geqrf.a")
+def geqrf_out(self, *, a, tau):
+    require_float32(a, tau)
+    return tuple(write_out(o, r) for o, r in zip((a, tau), _geqrf(self)))
+
+
+def _householder_product(V, tau):
+    require_float32(V, tau)
+    if (V.dim() < 2 or tau.dim() != V.dim() - 1 or V.shape[-2] < V.shape[-1] or V.shape[-1] < tau.shape[-1]
+            or V.shape[:-2] != tau.shape[:-1]):
+        raise Unsupported()  # the CPU kernel raises its own error
+    m, n = V.shape[-2], V.shape[-1]
+    batch = V.shape[:-2]
+    count = math.prod(batch)
+    q = identity_like(count, m, V.device)[:, :, :n].contiguous()
+    apply_q_(flat(V), flat(tau, 1), q, left=True, transpose=False)
+    return q.reshape(V.shape).mT.contiguous().mT
+
+
+@impl("linalg_householder_product")
+def linalg_householder_product(input, tau):
+    return _householder_product(input, tau)
+
+
+@impl("linalg_householder_product.out")
+def linalg_householder_product_out(input, tau, *, out):
+    require_float32(out)
+    return write_out(out, _householder_product(input, tau))
+
+
+def _ormqr(V, tau, C, left, transpose):
+    require_float32(V, tau, C)
+    rows = C.shape[-2] if left else C.shape[-1] if C.dim() >= 2 else -1
+    if (V.dim() < 2 or C.dim() != V.dim() or tau.dim() != V.dim() - 1 or V.shape[-2] != rows
+            or tau.shape[-1] > V.shape[-1] or V.shape[:-2] != C.shape[:-2] or tau.shape[:-1] != V.shape[:-2]
+            or tau.shape[-1] > rows):
+        raise Unsupported()  # the CPU kernel raises its own error
+    c = batched(C)
+    apply_q_(flat(V), flat(tau, 1), c, left, transpose)
+    return c.reshape(C.shape).mT.contiguous().mT
+
+
+@impl("ormqr")
+def ormqr(self, input2, input3, left=True, transpose=False):
+    return _ormqr(self, input2, input3, left, transpose)
+
+
+@impl("ormqr.out")
+def ormqr_out(self, input2, input3, left=True, transpose=False, *, out):
+    require_float32(out)
+    return write_out(out, _ormqr(self, input2, input3, left, transpose))
+
+
+def _qr(A, mode):
+    require_float32(A)
+    shapes = _aten.linalg_qr(meta(A), mode)
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    a = batched(A)
+    tau = geqrf_(a)
+    batch = A.shape[:-2]
+    rows = m if mode == "complete" else k
+    r = a[:, :rows, :].triu().reshape(*batch, rows, n)
+    if mode == "r":
+        return torch.empty(0, dtype=A.dtype, device=A.device), like_meta(r, shapes[1], A.device)
+    q = identity_like(a.shape[0], m, A.device)[:, :, :rows].contiguous()
+    apply_q_(a, tau, q, left=True, transpose=False)
+    return like_meta(q, shapes[0], A.device), like_meta(r, shapes[1], A.device)
+
+
+@impl("linalg_qr")
+def linalg_qr(A, mode="reduced"):
+    return _qr(A, mode)
+
+
+@impl("linalg_qr.out")
+def linalg_qr_out(A, mode="reduced", *, Q, R):
+    require_float32(Q, R)
+    return tuple(write_out(o, r) for o, r in zip((Q, R), _qr(A, mode)))
