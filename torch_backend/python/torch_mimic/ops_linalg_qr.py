@@ -1,11 +1,13 @@
 """Householder QR on the device: geqrf, householder_product (orgqr), ormqr and linalg_qr.
 
-geqrf is LAPACK's blocked geqrf: a panel of ``PANEL`` columns one reflector at a time (the
-reflector of the column below the diagonal as LAPACK's larfg makes it: beta = -sign(alpha) *
-||x||, tau = (beta - alpha) / beta, v = x / (alpha - beta), and its application to the rest of
-the panel; a few launches each for the whole batch), then the panel's reflectors as one block
-reflector I - V T V^T (T by larft's recurrence) applied to the trailing columns with three
-batched GEMMs. Q and products with Q apply the same block reflectors panel by panel."""
+geqrf is LAPACK's geqrf: each reflector as larfg makes it (beta = -sign(alpha) * ||x||,
+tau = (beta - alpha) / beta, v = x / (alpha - beta)), a few launches each for the whole batch.
+Past LAPACK's crossover it is blocked: a panel of ``PANEL`` columns one reflector at a time,
+then the panel's reflectors as one block reflector I - V T V^T (T by larft's recurrence)
+applied to the trailing columns with three batched GEMMs; below the crossover each reflector
+goes to the whole trailing matrix (two GEMMs). Products with Q (ormqr, householder_product,
+linalg_qr's Q) apply the block reflectors panel by panel, or, for up to ``PANEL`` reflectors,
+one at a time as LAPACK's unblocked orm2r does."""
 import math
 
 import torch
@@ -14,6 +16,9 @@ from ._lib import Unsupported, impl
 from .ops_linalg_triangular import PANEL, batched, flat, identity_like, like_meta, meta, require_float32, write_out
 
 _aten = torch.ops.aten
+# LAPACK's geqrf factors matrices of up to 128 columns (its crossover, ilaenv's NX) one
+# reflector at a time over the whole trailing matrix; so does this, to round as it does.
+UNBLOCKED_UP_TO = 128
 
 
 def _reflector_(a, tau, j):
@@ -68,6 +73,11 @@ def geqrf_(a):
     batch, m, n = a.shape
     k = min(m, n)
     tau = torch.empty(batch, k, dtype=a.dtype, device=a.device)
+    if k <= UNBLOCKED_UP_TO:
+        for j in range(k):
+            _reflector_(a, tau, j)
+            _apply_reflector_(a, tau, j, n)
+        return tau
     for start in range(0, k, PANEL):
         end = min(start + PANEL, k)
         for j in range(start, end):
@@ -85,9 +95,14 @@ def apply_q_(reflectors, tau, c, left, transpose):
     """Overwrites ``c`` with op(Q) C (``left``) or C op(Q), Q = H_1 ... H_k from the
     reflectors [batch, m, k'] (k = tau's length) and op the transpose when asked."""
     k = tau.shape[-1]
-    panels = [(s, min(s + PANEL, k)) for s in range(0, k, PANEL)]
     # Q^T C and C Q take the reflectors first to last; Q C and C Q^T last to first.
-    if left != transpose:
+    backwards = left != transpose
+    if k <= PANEL:
+        for j in reversed(range(k)) if backwards else range(k):
+            _apply_one_(reflectors, tau, j, c, left)
+        return c
+    panels = [(s, min(s + PANEL, k)) for s in range(0, k, PANEL)]
+    if backwards:
         panels.reverse()
     for start, end in panels:
         v, t = block_reflector(reflectors, tau, start, end)
@@ -98,6 +113,19 @@ def apply_q_(reflectors, tau, c, left, transpose):
             cols = c[:, :, start:]
             cols.baddbmm_(torch.bmm(torch.bmm(cols, v), t.mT if transpose else t), v.mT, alpha=-1)
     return c
+
+
+def _apply_one_(reflectors, tau, j, c, left):
+    """C = H_j C (``left``) or C H_j, as LAPACK's larf: w = C^T v, then C - tau v w^T."""
+    v = reflectors[:, j:, j:j + 1].clone()
+    v[:, :1].fill_(1)
+    minus_tau = tau[:, j:j + 1].unsqueeze(-1).neg()
+    if left:
+        part = c[:, j:, :]
+        part.baddbmm_(v, torch.bmm(v.mT, part).mul_(minus_tau))
+    else:
+        part = c[:, :, j:]
+        part.baddbmm_(torch.bmm(part, v).mul_(minus_tau), v.mT)
 
 
 def _geqrf(A):
