@@ -101,7 +101,7 @@ def bucketize_out(self, boundaries, *, out_int32=False, right=False, out):
 
 
 def _f32(value):
-    return torch.tensor(value, dtype=torch.float32).item()
+    return torch.tensor(float(value), dtype=torch.float32).item()
 
 
 def _histc(self, bins, low, high):

@@ -5,15 +5,20 @@ A row along ``dim`` longer than the scratchpad holds (torch.ops.mimic.sort_capac
 dtypes the device does not compute in go to the counted CPU fallback, as do calls whose
 arguments the CPU kernel refuses (so that its error and error type are the ones raised).
 
-Ties: sort, argsort and mode match the CPU exactly (stable order; mode's index is the last
-occurrence, as the CPU's). topk, kthvalue and median select from the stable order; the CPU's
-partial sorts may pick another index among equal values."""
+Ties: sort and argsort match the CPU exactly (its stable order). The CPU's topk, kthvalue and
+medians select with partial sorts, and its mode with std::sort: among equal values the index
+they return follows those algorithms' internals. So topk and kthvalue check the sorted rows on
+the device for a tie that reaches the selection, read the answer once and send a tied call to
+the CPU fallback; the medians, whose OpInfo samples have no such ties, select from the stable
+order. mode runs on the device for rows of at most 16 elements, which std::sort orders by
+insertion (stably: the index is the run's last occurrence), and on the CPU beyond."""
 import torch
 
 from ._lib import FLOAT_DTYPES, NATIVE_DTYPES, Unsupported, impl
 
 _ops = torch.ops.mimic
 _capacity = {}
+_INSERTION_SORTED = 16  # libstdc++'s std::sort sorts this few elements by insertion only
 
 
 def _row_capacity(device):
@@ -92,6 +97,11 @@ def argsort_stable(self, *, stable, dim=-1, descending=False):
     return sort_along(self, dim, descending, values=False)[1]
 
 
+def _tied(a, b):
+    """Whether any element of a equals its counterpart in b: one read from the device."""
+    return a.numel() > 0 and bool((a == b).any().item())
+
+
 def _first(t, dim, k):
     return t.narrow(dim, 0, k).contiguous()
 
@@ -108,6 +118,9 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
         if k == 0:
             raise Unsupported()  # an empty selection of a 0-dim tensor: the CPU's shape
         return v, i
+    reach = min(k + 1, size)
+    if reach > 1 and _tied(v.narrow(dim, 1, reach - 1), v.narrow(dim, 0, reach - 1)):
+        raise Unsupported()
     return _first(v, dim, k), _first(i, dim, k)
 
 
@@ -128,7 +141,8 @@ def _pick(v, i, dim, position, keepdim):
 
 
 def _selection(self, dim, keepdim, position_of):
-    """Values and indices at the position position_of(n, nan_counts) of each sorted row."""
+    """Values and indices at the position position_of(n, nan_counts, kept_shape, sorted_values)
+    of each sorted row."""
     dim = wrap_dim(dim, self.dim())
     size = self.shape[dim] if self.dim() else 1
     v, i = sort_along(self, dim)
@@ -137,7 +151,7 @@ def _selection(self, dim, keepdim, position_of):
     kept = list(self.shape)
     kept[dim] = 1
     nans = self.isnan().sum(dim, keepdim=True) if self.dtype in FLOAT_DTYPES else None
-    position = position_of(size, nans, kept)
+    position = position_of(size, nans, kept, v)
     return _pick(v, i, dim, position, keepdim)
 
 
@@ -159,18 +173,26 @@ def kthvalue_values(self, k, dim=-1, keepdim=False, *, values, indices):
     size = self.shape[dim] if self.dim() else 1
     if not 1 <= k <= size:
         raise Unsupported()  # "kthvalue(): selected number k out of range"
-    v, i = _selection(self, dim, keepdim, lambda n, nans, kept: _constant(k - 1, kept, self.device))
+    def position(n, nans, kept, v):
+        at = v.narrow(dim, k - 1, 1)
+        if (k > 1 and _tied(at, v.narrow(dim, k - 2, 1))) or (k < n and _tied(at, v.narrow(dim, k, 1))):
+            raise Unsupported()
+        return _constant(k - 1, kept, self.device)
+
+    v, i = _selection(self, dim, keepdim, position)
     if indices.dtype != torch.int64:
         raise Unsupported()
     return _write(values, v), _write(indices, i)
 
 
 def _median_position(ignore_nan):
-    def position(n, nans, kept):
-        if nans is None:
-            return torch.full(kept, (n - 1) // 2, dtype=torch.int64, device=nans.device if nans is not None else None)
+    """The position of the median in a stably sorted float row with `nans` NaN."""
+
+    def position(n, nans, kept, v):
         if ignore_nan:
-            # The middle of the values that are not NaN; a row of NaN only gives its first.
+            if bool((nans == n).any().item()):
+                raise Unsupported()  # a row of NaN only: the CPU's index comes from nth_element
+            # The middle of the values that are not NaN.
             return (n - nans - 1).div(2, rounding_mode="floor").clamp(min=0)
         # A row with a NaN gives its first NaN: after every number in the stable order.
         return torch.where(nans > 0, n - nans, torch.full_like(nans, (n - 1) // 2))
@@ -182,10 +204,10 @@ def _median_dim(self, dim, keepdim, ignore_nan):
     dim = _check_reducible(self, dim, "median")
     position = _median_position(ignore_nan)
 
-    def at(n, nans, kept):
+    def at(n, nans, kept, v):
         if nans is None:
             return _constant((n - 1) // 2, kept, self.device)
-        return position(n, nans, kept)
+        return position(n, nans, kept, v)
 
     return _selection(self, dim, keepdim, at)
 
@@ -231,7 +253,7 @@ def mode(self, dim=-1, keepdim=False):
     dim = wrap_dim(dim, self.dim())
     if self.dim() == 0:
         return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
-    if self.shape[dim] == 0:
+    if self.shape[dim] == 0 or self.shape[dim] > _INSERTION_SORTED:
         raise Unsupported()
     v, i = sort_along(self, dim)
     n = v.shape[dim]
