@@ -414,3 +414,46 @@ def test_index_reduce_mean_and_fallbacks(device, fallbacks):
     _assert_same(actual, expected)
     assert fallbacks() == {"aten::scatter_reduce.two": 1}
     _assert_errors_match(lambda s, i, x: s.scatter_reduce(0, i, x, "max"), [self, index[:, None], source], device)
+
+
+# --- segment_reduce ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize("initial", [None, 2.0])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_segment_reduce(reduce, initial, dtype, device, fallbacks):
+    torch.manual_seed(0)
+    data = torch.randn(9, 3, 2).to(dtype)
+    data[4, 1, 0] = 0.0  # prod's gradient at a zero
+    data[6, :, 1] = data[7, :, 1]  # a tie inside the segment [5, 9)
+    lengths = torch.tensor([2, 0, 2, 5])
+    cases = [dict(lengths=lengths), dict(offsets=torch.tensor([0, 2, 2, 4, 9])),
+             dict(lengths=torch.tensor([[1, 2], [3, 0], [0, 3]]).repeat(3, 1), axis=1)]
+    tolerance = dict(rtol=2 ** -7, atol=2 ** -7) if dtype == torch.bfloat16 else dict(rtol=1e-5, atol=1e-5)
+    for kwargs in cases:
+        def fn(d):
+            return torch.segment_reduce(d, reduce, initial=initial, **{k: _to(v, d.device) for k, v in kwargs.items()})
+        (cpu, cpu_grads), (dev, dev_grads) = _run(fn, [data], device, grad=True)
+        _assert_same(dev[0], cpu[0], **tolerance)
+        _assert_same(dev_grads[0], cpu_grads[0], **tolerance)
+    _no_fallbacks(fallbacks)
+
+
+def test_segment_reduce_unsafe_and_errors(device, fallbacks):
+    data = torch.randn(10, 2)
+    lengths = torch.tensor([1, 2, 0, 6])  # covers 9 of 10 rows
+    (cpu, cpu_grads), (dev, dev_grads) = _run(
+        lambda d: torch.segment_reduce(d, "mean", lengths=lengths.to(d.device), unsafe=True, initial=1), [data],
+        device, grad=True)
+    _assert_same(dev[0], cpu[0], rtol=1e-5, atol=1e-6)
+    _assert_same(dev_grads[0], cpu_grads[0])
+    _no_fallbacks(fallbacks)
+    for args, kwargs in [((data, "sum"), dict(lengths=torch.tensor([2, 3]))),
+                         ((data, "sum"), dict(lengths=torch.tensor([-1, 11]))),
+                         ((data, "foo"), dict(lengths=torch.tensor([4, 6]))),
+                         ((data, "sum"), dict()),
+                         ((data, "sum"), dict(lengths=torch.tensor([4, 6]), axis=1)),
+                         ((data.long(), "sum"), dict(lengths=torch.tensor([4, 6])))]:
+        _assert_errors_match(lambda d, r, kw=kwargs: torch.segment_reduce(
+            d, r, **{k: _to(v, d.device) for k, v in kw.items()}), args, device)
