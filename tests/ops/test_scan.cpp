@@ -92,9 +92,10 @@ void expectScan(const Case& k, const Fill& fill) {
               if (lo != hi || std::isfinite(lo)) acc = std::log1p(std::exp(lo - hi)) + hi;
             }
             expected = acc;
-            // Each step rounds its max, exp, 1 + e, log and sum: a few units of the result and
-            // of 1 (log(1 + e) in place of log1p).
-            bound = std::isfinite(acc) ? (n + 1) * 4 * kU32 * (std::fabs(acc) + 1) : 0;
+            // The carry is kept exactly (a two-sum); each step adds the error of its
+            // log(1 + exp(d)), a few units of roundoff of a value below 1 (log(1 + e) in
+            // place of log1p), and the output is rounded once.
+            bound = std::isfinite(acc) ? (n + 1) * 4 * kU32 + kU32 * std::fabs(acc) : 0;
             break;
           case ScanKind::Max:
           case ScanKind::Min: {
@@ -191,6 +192,14 @@ TEST_F(ScanTest, LogSumExpHandlesInfinities) {
   });
   expectScan({ScanKind::LogSumExp, DType::BF16, DType::BF16, 2, 20, 3},
              [](Strided& x) { randomIn(x, -3, 3); });
+}
+
+TEST_F(ScanTest, LogSumExpCarriesItsRoundingError) {
+  // Near 1e4 a unit of f32 is 1e-3, far above each step's addend error: an f32 carry would
+  // drift by half a unit a step, the two-sum carry stays within a unit of the exact result,
+  // across chunks too (about 3800 steps of two lanes fit).
+  expectScan({ScanKind::LogSumExp, DType::F32, DType::F32, 1, 6000, 2},
+             [](Strided& x) { randomIn(x, 9990, 10000); });
 }
 
 TEST_F(ScanTest, EmptyViewsLaunchNothing) {

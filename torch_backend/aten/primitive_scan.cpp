@@ -69,8 +69,8 @@ void scan(const at::Tensor& out, const c10::optional<at::Tensor>& indices, const
   TORCH_CHECK(dim >= -rank && dim < rank, "mimic: scan dim ", dim, " out of range for a ",
               input.dim(), "-d input");
   if (dim < 0) dim += rank;
-  TORCH_CHECK(out.sizes() == input.sizes(), "mimic: scan out has sizes ", out.sizes(),
-              ", input ", input.sizes());
+  TORCH_CHECK(out.sizes() == input.sizes(), "mimic: scan out has sizes ", out.sizes(), ", input ",
+              input.sizes());
   if (indices.has_value()) {
     checkSameDevice(*indices, out, "scan");
     TORCH_CHECK(indices->sizes() == input.sizes(), "mimic: scan indices have sizes ",

@@ -54,11 +54,12 @@ Layout layout(const ScanShape& s, int64_t nc, int64_t pitch) {
   if (s.withIndex()) {
     place(detail::kScanSpIdx, (nc + 1) * pitch * 8);
     place(detail::kScanSpStep, pitch * 8);
-    place(detail::kScanSpMask1, pitch);
   }
   place(detail::kScanSpMask0, pitch);
+  if (s.withIndex() || s.kind == ScanKind::LogSumExp) place(detail::kScanSpMask1, pitch);
   if (s.kind == ScanKind::LogSumExp) {
-    for (int slot : {detail::kScanSpT0, detail::kScanSpT1, detail::kScanSpT2}) {
+    for (int slot : {detail::kScanSpT0, detail::kScanSpT1, detail::kScanSpT2, detail::kScanSpLow,
+                     detail::kScanSpT4, detail::kScanSpT5}) {
       place(slot, pitch * 4);
     }
   }

@@ -12,7 +12,10 @@
 // replaces the running extreme when it is NaN or >= (<=) it, so ties take the last index and a
 // NaN sticks with the index of the latest NaN; their values keep in's dtype and their indices
 // are i64. LogSumExp is float-only: log(exp(a) + exp(b)) = max + log(1 + exp(min - max)), with
-// equal operands (both infinite included) giving max + log(2).
+// equal infinities staying what they are. Its running value is carried as an unevaluated sum
+// of two f32 (the output and the rounding error of the last addition, kept exactly by a
+// two-sum), because PyTorch's CPU kernel carries it in double: an f32 carry loses half a unit
+// per step, and logcumsumexp's gradient (exp(result + x) of large results) magnifies that.
 //
 // Throws std::invalid_argument naming the operand for mismatched sizes, ranks or dtypes, and
 // mimic::Error when the launch fails. Asynchronous on ctx.queue; an empty view launches nothing.

@@ -128,19 +128,39 @@ void ScanGen::step(Reg prev, Reg cur, Reg iprev, Reg icur) {
       k_.binary(BinaryOp::Mul, cs_, cur, prev, cur, kcA_);
       return;
     case ScanKind::LogSumExp: {
-      // max + log(1 + exp(min - max)); equal operands (infinities too) take min - max = 0.
-      Reg hi = arg(kScanSpT0), lo = arg(kScanSpT1), zeros = arg(kScanSpT2),
-          equal = arg(kScanSpMask0);
+      // The carry is prev + low (low: the f32 vector kScanSpLow). With hi, lo the larger and
+      // smaller of prev and x, d = lo - hi corrected by low (subtracted when the carry is the
+      // larger operand, added when it is the smaller), then t = log(1 + exp(d)) (d = 0 for
+      // equal infinities, whose difference is NaN) and the new carry hi + (t + low when the
+      // carry was larger) as a two-sum: its rounded value is the output, its error the new
+      // low part (0 where the sum is infinite or NaN).
+      Reg hi = arg(kScanSpT0), d = arg(kScanSpT1), zeros = arg(kScanSpT2), low = arg(kScanSpLow),
+          a = arg(kScanSpT4), b = arg(kScanSpT5), carryLarger = arg(kScanSpMask0),
+          nan = arg(kScanSpMask1);
       k_.binary(BinaryOp::Max, kF32, hi, prev, cur, kcA_);
-      k_.binary(BinaryOp::Min, kF32, lo, prev, cur, kcA_);
-      k_.compare(Cond::Eq, kF32, equal, hi, lo, kcA_);
-      k_.binary(BinaryOp::Sub, kF32, lo, lo, hi, kcA_);
-      k_.select(kF32, lo, equal, zeros, lo, kcA_);
-      k_.unary(UnaryOp::Exp, kF32, lo, lo, kcA_);
-      k_.binaryScalar(BinaryOp::Add, kF32, lo, lo, 1.0, kcA_);
-      k_.unary(UnaryOp::Log, kF32, lo, lo, kcA_);
-      k_.binary(BinaryOp::Add, kF32, cur, hi, lo, kcA_);
-      for (Reg r : {hi, lo, zeros, equal}) k_.release(r);
+      k_.binary(BinaryOp::Min, kF32, d, prev, cur, kcA_);
+      k_.compare(Cond::Ge, kF32, carryLarger, prev, cur, kcA_);
+      k_.binary(BinaryOp::Sub, kF32, d, d, hi, kcA_);
+      k_.unary(UnaryOp::Neg, kF32, a, low, kcA_);
+      k_.select(kF32, a, carryLarger, a, low, kcA_);
+      k_.binary(BinaryOp::Add, kF32, d, d, a, kcA_);
+      k_.compare(Cond::Ne, kF32, nan, d, d, kcA_);
+      k_.select(kF32, d, nan, zeros, d, kcA_);
+      k_.unary(UnaryOp::Exp, kF32, d, d, kcA_);
+      k_.binaryScalar(BinaryOp::Add, kF32, d, d, 1.0, kcA_);
+      k_.unary(UnaryOp::Log, kF32, d, d, kcA_);
+      k_.select(kF32, a, carryLarger, low, zeros, kcA_);
+      k_.binary(BinaryOp::Add, kF32, d, d, a, kcA_);  // the addend
+      k_.binary(BinaryOp::Add, kF32, cur, hi, d, kcA_);
+      // Two-sum of hi + d = cur: low = (hi - (cur - v)) + (d - v), v = cur - hi.
+      k_.binary(BinaryOp::Sub, kF32, a, cur, hi, kcA_);
+      k_.binary(BinaryOp::Sub, kF32, b, cur, a, kcA_);
+      k_.binary(BinaryOp::Sub, kF32, b, hi, b, kcA_);
+      k_.binary(BinaryOp::Sub, kF32, a, d, a, kcA_);
+      k_.binary(BinaryOp::Add, kF32, low, b, a, kcA_);
+      k_.compare(Cond::Ne, kF32, nan, low, low, kcA_);
+      k_.select(kF32, low, nan, zeros, low, kcA_);
+      for (Reg r : {hi, d, zeros, low, a, b, carryLarger, nan}) k_.release(r);
       return;
     }
     case ScanKind::Max:
@@ -226,9 +246,11 @@ isa::Function ScanGen::build() {
     k_.fill(cs_, carry, identity, kcA_);
     k_.release(carry);
     if (s_.kind == ScanKind::LogSumExp) {
-      Reg zeros = arg(kScanSpT2);
-      k_.fill(kF32, zeros, 0.0, kcA_);
-      k_.release(zeros);
+      for (int slot : {kScanSpT2, kScanSpLow}) {
+        Reg zeros = arg(slot);
+        k_.fill(kF32, zeros, 0.0, kcA_);
+        k_.release(zeros);
+      }
     }
   }
   isa::Label chunk = k_.label(), done = k_.label();

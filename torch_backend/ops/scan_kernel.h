@@ -54,7 +54,10 @@ enum ScanArg : int {
   kScanSpMask1,                         // [pitch] u8
   kScanSpT0,                            // [pitch] f32 temporaries (LogSumExp)
   kScanSpT1,
-  kScanSpT2,
+  kScanSpT2,   //   zeros
+  kScanSpLow,  //   the carry's low part (see scan.h)
+  kScanSpT4,
+  kScanSpT5,
   kScanArgCount,
 };
 
