@@ -39,9 +39,13 @@ TORCH_LIBRARY_IMPL(mimic, Meta, m) {
 }
 
 // A direct Meta kernel stops the catch-all from serving AutogradMeta, and 1.13 has no autograd
-// fallback for Meta: the primitives are not differentiable, so autograd passes them through, as
-// it does for the device.
+// fallback for Meta. Fake mimic tensors carry the CPU's keys (torch_mimic/_fake_tensor.py), and
+// at AutogradCPU the catch-all would run the device kernel before the Meta key is consulted. The
+// primitives are not differentiable, so autograd passes them through, as it does for the device.
 TORCH_LIBRARY_IMPL(mimic, AutogradMeta, m) {
+  for (const char* name : kTensorPrimitives) m.impl(name, torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(mimic, AutogradCPU, m) {
   for (const char* name : kTensorPrimitives) m.impl(name, torch::CppFunction::makeFallthrough());
 }
 

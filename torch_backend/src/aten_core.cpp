@@ -18,6 +18,7 @@
 #include "torch_backend/src/copy.h"
 #include "torch_backend/src/device_runtime.h"
 #include "torch_backend/src/fallback_counter.h"
+#include "torch_backend/src/fallback_guard.h"
 
 namespace mimic::torch_backend {
 namespace {
@@ -193,7 +194,7 @@ void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   noteFallback(key);
   markOutArgumentsWritten(op, *stack);
-  at::native::cpu_fallback(op, stack);
+  runGuardedFallback(key, [&] { at::native::cpu_fallback(op, stack); });
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -213,6 +214,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
+}
+
+// The Python kernels' fallback (torch_mimic/_lib.py) is this one: Python can call an op at a
+// chosen dispatch key but cannot call a boxed function, so the fallback also serves a key that
+// nothing else in the process uses.
+TORCH_LIBRARY_IMPL(_, PrivateUse2, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
 }
 

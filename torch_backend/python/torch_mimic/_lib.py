@@ -4,7 +4,6 @@ import functools
 import numbers
 
 import torch
-from torch.utils._pytree import tree_map
 
 LIB = torch.library.Library("aten", "IMPL", "PrivateUse1")
 _ops = torch.ops.mimic
@@ -26,42 +25,15 @@ def _overload_name(op):
     return name if op._overloadname == "default" else f"{name}.{op._overloadname}"
 
 
-def _is_device(x):
-    return isinstance(x, torch.Tensor) and x.device.type not in ("cpu", "meta")
-
-
 def cpu_fallback(op, args, kwargs):
-    """Runs ``op`` on CPU copies of the device tensors, writes mutated arguments back and
-    returns results on the device: what at::native::cpu_fallback does for the C++ fallback."""
-    _ops.fallback_note(_overload_name(op))
-    device = next(x.device for x in _flatten(args, kwargs) if _is_device(x))
-    cpu_args = tree_map(lambda x: x.cpu() if _is_device(x) else x, args)
-    cpu_kwargs = tree_map(lambda x: x.cpu() if _is_device(x) else x, kwargs)
-    result = op(*cpu_args, **cpu_kwargs)
-    written = {}
-    for index, argument in enumerate(op._schema.arguments):
-        if argument.alias_info is None or not argument.alias_info.is_write:
-            continue
-        original = args[index] if index < len(args) else kwargs.get(argument.name)
-        updated = cpu_args[index] if index < len(args) else cpu_kwargs.get(argument.name)
-        if isinstance(original, torch.Tensor):
-            if original.shape != updated.shape:
-                original.resize_(updated.shape)
-            original.copy_(updated)
-            written[id(updated)] = original
-
-    def back(x):
-        if not isinstance(x, torch.Tensor):
-            return x
-        return written.get(id(x)) if id(x) in written else x.to(device)
-
-    return tree_map(back, result)
+    """Runs ``op`` on the CPU through the C++ boxed fallback (torch_backend/src/aten_core.cpp):
+    counted, device tensors copied there and back, mutated arguments written back, and a crash
+    of the CPU kernel raised as an error naming the op. Python reaches that boxed function through
+    the dispatch key it also serves."""
+    return op._op_dk(_FALLBACK_KEY, *args, **kwargs)
 
 
-def _flatten(args, kwargs):
-    flat = []
-    tree_map(flat.append, (args, kwargs))
-    return flat
+_FALLBACK_KEY = torch._C.DispatchKey.PrivateUse2
 
 
 def impl(*names):
