@@ -7,12 +7,14 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "reduce_test.h"
 #include "strided_host.h"
 #include "torch_backend/ops/sort.h"
 
 namespace {
 
 using namespace stridedtest;
+using reducetest::DeviceWorkspace;
 
 class SortTest : public OpsTest {};
 
@@ -50,7 +52,9 @@ void expectSorted(const Case& k, uint32_t seed = 1) {
     }
   }
   in.upload();
-  mimic::ops::sort({}, values.view(), indices.view(), in.view(), k.descending);
+  DeviceWorkspace workspace;
+  mimic::ops::sort({}, values.view(), indices.view(), in.view(), k.descending, workspace.get());
+  EXPECT_EQ(workspace.allocations(), k.n > mimic::ops::sortRowCapacity(0) ? 1u : 0u);
   values.download();
   indices.download();
   for (int64_t r = 0; r < k.rows; ++r) {
@@ -93,6 +97,17 @@ TEST_F(SortTest, ShortRowsAndTheCapacity) {
        {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{255}, capacity - 1, capacity}) {
     expectSorted({DType::F32, 2, n, n % 2 == 1, false, -1e6, 1e6});
   }
+}
+
+// Rows longer than the scratchpad holds: the passes over the workspace, with pieces that hold
+// only padding (4 capacity + 5 pads to 8 pieces, the last 3 past the row).
+TEST_F(SortTest, LongRowsInPasses) {
+  const int64_t capacity = mimic::ops::sortRowCapacity(0);
+  expectSorted({DType::F32, 2, capacity + 1, false, false, -100, 100});
+  expectSorted({DType::F32, 1, 2 * capacity, true, true, -3, 3, true});
+  expectSorted({DType::I64, 3, 4 * capacity + 5, false, false, -1e12, 1e12});
+  expectSorted({DType::BF16, 1, 3 * capacity, true, false, -50, 50, true});
+  expectSorted({DType::U8, 2, 2 * capacity + 7, false, true, 0, 255});
 }
 
 TEST_F(SortTest, ManyRowsAndStridedViews) {

@@ -1,4 +1,5 @@
-// Host side of sort: checks, the padded row length and the launch (one workgroup a row).
+// Host side of sort: checks, the padded row length and the launches: one workgroup a row, or
+// the passes of long rows (sort_kernel.h).
 #include "torch_backend/ops/sort.h"
 
 #include <stdexcept>
@@ -42,6 +43,31 @@ void addOperand(std::vector<int64_t>& args, const TensorView& v) {
   args.push_back(v.data ? v.strides[1] * e : 0);
 }
 
+// Arguments of one launch: L is the local network's length (the padded row, or a piece).
+std::vector<int64_t> outputArgs(int64_t n, int64_t l, int64_t k, int64_t j, char* keys, char* idx,
+                                const TensorView& values, const TensorView& indices,
+                                const TensorView& in) {
+  const int64_t p = paddedLength(n);
+  std::vector<int64_t> args{
+      n, l, k, j, reinterpret_cast<int64_t>(keys), reinterpret_cast<int64_t>(idx), 8 * p};
+  addOperand(args, in);
+  addOperand(args, values);
+  addOperand(args, indices);
+  int64_t at = 0;
+  for (int64_t bytes : {8 * l, 8 * l, 8 * l, 8 * l, l, l, l}) {
+    args.push_back(at);
+    at += bytes;
+  }
+  return args;
+}
+
+void run(const LaunchContext& ctx, const detail::SortShape& shape, const std::vector<int64_t>& args,
+         std::pair<int64_t, int64_t> grid) {
+  const KernelRef fn =
+      cachedKernel(ctx.device, shape.key(), [&] { return detail::buildSortKernel(shape); });
+  launch(ctx, fn, {static_cast<uint32_t>(grid.first), static_cast<uint32_t>(grid.second), 1}, args);
+}
+
 }  // namespace
 
 int64_t sortRowCapacity(int device) {
@@ -52,7 +78,7 @@ int64_t sortRowCapacity(int device) {
 }
 
 void sort(const LaunchContext& ctx, const TensorView& values, const TensorView& indices,
-          const TensorView& in, bool descending) {
+          const TensorView& in, bool descending, const Workspace& workspace) {
   if (in.sizes.size() != 2 || in.strides.size() != 2) {
     fail("rows must be 2-D [R, N], got sizes " + sizesText(in.sizes));
   }
@@ -76,25 +102,29 @@ void sort(const LaunchContext& ctx, const TensorView& values, const TensorView& 
   const int64_t rows = in.sizes[0], n = in.sizes[1];
   if (rows == 0 || n == 0) return;
   const int64_t capacity = sortRowCapacity(ctx.device);
-  if (n > capacity) {
-    fail("rows of " + std::to_string(n) + " elements exceed the " + std::to_string(capacity) +
-         " a workgroup sorts in the scratchpad");
-  }
-  const detail::SortShape shape{in.dtype, descending, values.data != nullptr,
-                                indices.data != nullptr};
   const int64_t p = paddedLength(n);
-  std::vector<int64_t> args{n, p};
-  addOperand(args, in);
-  addOperand(args, values);
-  addOperand(args, indices);
-  int64_t at = 0;
-  for (int64_t bytes : {8 * p, 8 * p, 8 * p, 8 * p, p, p, p}) {
-    args.push_back(at);
-    at += bytes;
+  detail::SortShape shape{in.dtype, descending, values.data != nullptr, indices.data != nullptr};
+  if (n <= capacity) {
+    run(ctx, shape, outputArgs(n, p, 0, 0, nullptr, nullptr, values, indices, in), {rows, 1});
+    return;
   }
-  const KernelRef fn =
-      cachedKernel(ctx.device, shape.key(), [&] { return detail::buildSortKernel(shape); });
-  launch(ctx, fn, {static_cast<uint32_t>(rows), 1, 1}, args);
+  if (!workspace) {
+    fail("rows of " + std::to_string(n) + " elements exceed the " + std::to_string(capacity) +
+         " a workgroup sorts, and no workspace was given");
+  }
+  auto* keys = static_cast<char*>(workspace(static_cast<size_t>(rows * p * 16)));
+  char* idx = keys + rows * p * 8;
+  const int64_t l = capacity, pieces = p / l;
+  auto pass = [&](detail::SortPass kind, bool last, int64_t k, int64_t j) {
+    shape.pass = kind;
+    shape.last = last;
+    run(ctx, shape, outputArgs(n, l, k, j, keys, idx, values, indices, in), {pieces, rows});
+  };
+  pass(detail::SortPass::Chunk, false, 0, 0);
+  for (int64_t k = 2 * l; k <= p; k *= 2) {
+    for (int64_t j = k / 2; j >= l; j /= 2) pass(detail::SortPass::Step, false, k, j);
+    pass(detail::SortPass::Merge, k == p, k, 0);
+  }
 }
 
 }  // namespace mimic::ops

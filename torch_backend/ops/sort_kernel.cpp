@@ -18,6 +18,11 @@ using isa::UnaryOp;
 
 constexpr double kMagnitudeBits = 2147483647.0;  // 0x7fffffff: flips a negative float's order
 
+const char* passName(SortPass p) {
+  static const char* const kNames[] = {"", ".chunk", ".step", ".merge"};
+  return kNames[static_cast<int>(p)];
+}
+
 class SortGen {
  public:
   explicit SortGen(const SortShape& s) : s_(s), k_(s.key(), kSortArgCount) {}
@@ -25,38 +30,79 @@ class SortGen {
 
  private:
   Reg arg(int i) { return k_.arg(i); }
-  Reg base(int operand);  // the operand's address of this workgroup's row
+  // The operand's address of this workgroup's first element: row_, then start_ along N.
+  Reg base(int operand);
+  // The workspace's address of element `offset` (a register, in elements) of this row.
+  Reg work(int which, Reg offset);
   void load();
   void makeKeys();
   void network();
+  void merge(Reg size);      // the steps size/2 .. 1 over the local buffers
   void flip(Reg blockSize);  // negates the odd blocks of blockSize (descending this stage)
+  void negate(Reg count, Reg keys, Reg idx);
   void step(Reg j);
+  void swapBuffers();
   void store();
+  // Moves `count` i64 between the scratchpad and the workspace at `offset` of this row.
+  void workDma(bool toWork, int which, Reg offset, Reg sp, Reg count);
   // f32 bits <-> ordered i32, in place over n elements at `bits`; `temp` takes n i32.
   void orderBits(Reg bits, Reg temp);
   void storeRow(int operand, DType type, Reg from);
+  void chunk();
+  void globalStep();
+  void mergePass();
+  // Runs `body` when `flag` (a register) is nonzero.
+  template <typename Body>
+  void when(Reg flag, const Body& body);
 
   const SortShape& s_;
   KernelBuilder k_;
   isa::Desc desc_{0};
-  Reg zero_{}, one_{}, n_{}, p_{}, row_{};
+  Reg zero_{}, one_{}, n_{}, p_{}, row_{}, start_{};
   Reg keys_[2]{}, idx_[2]{};  // [0]: the current buffers, [1]: the next step's
 };
+
+template <typename Body>
+void SortGen::when(Reg flag, const Body& body) {
+  isa::Label skip = k_.label();
+  k_.brz(flag, skip);
+  body();
+  k_.bind(skip);
+}
 
 Reg SortGen::base(int operand) {
   Reg b = arg(operand + kSortAddr);
   k_.addScaledArg(b, row_, operand + kSortRow);
+  k_.addScaledArg(b, start_, operand + kSortN);
   return b;
+}
+
+Reg SortGen::work(int which, Reg offset) {
+  Reg address = arg(which), t = k_.reg();
+  k_.addScaledArg(address, row_, kSortWorkRow);
+  k_.alu(ScalarOp::Mul, t, offset, 8);
+  k_.alu(ScalarOp::Add, address, address, t);
+  k_.release(t);
+  return address;
+}
+
+void SortGen::workDma(bool toWork, int which, Reg offset, Reg sp, Reg count) {
+  Reg address = work(which, offset), eight = k_.li(8);
+  k_.dmaDim(desc_, DType::I64, 0, count, eight, eight);
+  Reg token = toWork ? k_.dmaStore(address, sp, desc_) : k_.dmaLoad(sp, address, desc_);
+  for (Reg r : {address, eight, token}) k_.release(r);
 }
 
 void SortGen::load() {
   // An i64 row is its own key: it goes straight to the key buffer.
-  Reg dst = arg(s_.in == DType::I64 ? kSortSpKeys0 : kSortSpKeys1), from = base(kSortIn);
-  Reg elem = k_.li(isa::dtypeSize(s_.in)), stride = arg(kSortIn + kSortN);
-  k_.dmaDim(desc_, s_.in, 0, n_, stride, elem);
-  Reg token = k_.dmaLoad(dst, from, desc_);
-  k_.waitAll();
-  for (Reg r : {dst, from, elem, stride, token}) k_.release(r);
+  when(n_, [&] {
+    Reg dst = arg(s_.in == DType::I64 ? kSortSpKeys0 : kSortSpKeys1), from = base(kSortIn);
+    Reg elem = k_.li(isa::dtypeSize(s_.in)), stride = arg(kSortIn + kSortN);
+    k_.dmaDim(desc_, s_.in, 0, n_, stride, elem);
+    Reg token = k_.dmaLoad(dst, from, desc_);
+    k_.waitAll();
+    for (Reg r : {dst, from, elem, stride, token}) k_.release(r);
+  });
 }
 
 void SortGen::orderBits(Reg bits, Reg temp) {
@@ -70,38 +116,46 @@ void SortGen::orderBits(Reg bits, Reg temp) {
 void SortGen::makeKeys() {
   k_.vshape(one_, zero_, zero_, zero_);
   Reg keys = arg(kSortSpKeys0), raw = arg(kSortSpKeys1);
-  if (isa::isFloat(s_.in)) {
-    Reg f = raw, nan = arg(kSortSpIdx0), mask = arg(kSortSpMask0);
-    if (s_.in != DType::F32) {
-      f = arg(kSortSpIdx1);
-      k_.cast(s_.in, DType::F32, f, raw, n_);
+  when(n_, [&] {
+    if (isa::isFloat(s_.in)) {
+      Reg f = raw, nan = arg(kSortSpIdx0), mask = arg(kSortSpMask0);
+      if (s_.in != DType::F32) {
+        f = arg(kSortSpIdx1);
+        k_.cast(s_.in, DType::F32, f, raw, n_);
+      }
+      k_.binaryScalar(BinaryOp::Add, DType::F32, f, f, 0.0, n_);  // -0 + 0 = +0
+      k_.fill(DType::F32, nan, std::numeric_limits<double>::quiet_NaN(), n_);
+      k_.compare(Cond::Ne, DType::F32, mask, f, f, n_);
+      k_.select(DType::F32, f, mask, nan, f, n_);
+      orderBits(f, nan);
+      k_.cast(DType::I32, DType::I64, keys, f, n_);
+      for (Reg r : {nan, mask}) k_.release(r);
+      if (f.index != raw.index) k_.release(f);
+    } else if (s_.in != DType::I64) {
+      k_.cast(s_.in, DType::I64, keys, raw, n_);
     }
-    k_.binaryScalar(BinaryOp::Add, DType::F32, f, f, 0.0, n_);  // -0 + 0 = +0
-    k_.fill(DType::F32, nan, std::numeric_limits<double>::quiet_NaN(), n_);
-    k_.compare(Cond::Ne, DType::F32, mask, f, f, n_);
-    k_.select(DType::F32, f, mask, nan, f, n_);
-    orderBits(f, nan);
-    k_.cast(DType::I32, DType::I64, keys, f, n_);
-    for (Reg r : {nan, mask}) k_.release(r);
-    if (f.index != raw.index) k_.release(f);
-  } else if (s_.in != DType::I64) {
-    k_.cast(s_.in, DType::I64, keys, raw, n_);
-  }
-  if (s_.descending) k_.unary(UnaryOp::Not, DType::I64, keys, keys, n_);
+    if (s_.descending) k_.unary(UnaryOp::Not, DType::I64, keys, keys, n_);
+  });
   // Padding: (INT64_MAX, N..P-1).
   Reg pad = k_.reg(), count = k_.reg(), t = k_.reg();
-  isa::Label noPad = k_.label();
   k_.alu(ScalarOp::Sub, count, p_, n_);
-  k_.brz(count, noPad);
-  k_.alu(ScalarOp::Mul, t, n_, 8);
-  k_.alu(ScalarOp::Add, pad, keys, t);
-  k_.li(t, std::numeric_limits<int64_t>::max());
-  k_.fill(DType::I64, pad, 0.0, count);
-  k_.binaryScalar(BinaryOp::Or, DType::I64, pad, pad, t, count);
-  k_.bind(noPad);
+  when(count, [&] {
+    k_.alu(ScalarOp::Mul, t, n_, 8);
+    k_.alu(ScalarOp::Add, pad, keys, t);
+    k_.li(t, std::numeric_limits<int64_t>::max());
+    k_.fill(DType::I64, pad, 0.0, count);
+    k_.binaryScalar(BinaryOp::Or, DType::I64, pad, pad, t, count);
+  });
   Reg idx = arg(kSortSpIdx0);
   k_.iota(DType::I64, idx, p_);
+  if (s_.pass == SortPass::Chunk) k_.binaryScalar(BinaryOp::Add, DType::I64, idx, idx, start_, p_);
   for (Reg r : {keys, raw, pad, count, t, idx}) k_.release(r);
+}
+
+void SortGen::negate(Reg count, Reg keys, Reg idx) {
+  k_.vshape(one_, zero_, zero_, zero_);
+  k_.unary(UnaryOp::Not, DType::I64, keys, keys, count);
+  k_.unary(UnaryOp::Not, DType::I64, idx, idx, count);
 }
 
 void SortGen::flip(Reg blockSize) {
@@ -151,33 +205,45 @@ void SortGen::step(Reg j) {
   for (Reg r : {rows, stride, offset, keyHi, idxHi, half, m0, m1, m2}) k_.release(r);
 }
 
-void SortGen::network() {
-  Reg size = k_.li(2), j = k_.reg(), t = k_.reg();
-  isa::Label stages = k_.label(), stagesDone = k_.label(), steps = k_.label(),
-             stepsDone = k_.label();
-  k_.bind(stages);
-  k_.cmp(Cond::Gt, t, size, p_);
-  k_.brnz(t, stagesDone);
-  flip(size);
+// The buffers' roles swap at run time: the registers exchange their addresses.
+void SortGen::swapBuffers() {
+  Reg t = k_.reg();
+  for (Reg* pair : {keys_, idx_}) {
+    k_.mov(t, pair[0]);
+    k_.mov(pair[0], pair[1]);
+    k_.mov(pair[1], t);
+  }
+  k_.release(t);
+}
+
+void SortGen::merge(Reg size) {
+  Reg j = k_.reg();
+  isa::Label steps = k_.label(), done = k_.label();
   k_.alu(ScalarOp::Shr, j, size, 1);
   k_.bind(steps);
-  k_.brz(j, stepsDone);
+  k_.brz(j, done);
   step(j);
-  // The buffers' roles swap at run time: the registers exchange their addresses.
-  k_.mov(t, keys_[0]);
-  k_.mov(keys_[0], keys_[1]);
-  k_.mov(keys_[1], t);
-  k_.mov(t, idx_[0]);
-  k_.mov(idx_[0], idx_[1]);
-  k_.mov(idx_[1], t);
+  swapBuffers();
   k_.alu(ScalarOp::Shr, j, j, 1);
   k_.br(steps);
-  k_.bind(stepsDone);
+  k_.bind(done);
+  k_.release(j);
+}
+
+void SortGen::network() {
+  Reg size = k_.li(2), t = k_.reg();
+  isa::Label stages = k_.label(), done = k_.label();
+  k_.bind(stages);
+  k_.cmp(Cond::Gt, t, size, p_);
+  k_.brnz(t, done);
+  flip(size);
+  merge(size);
   flip(size);
   k_.alu(ScalarOp::Shl, size, size, 1);
   k_.br(stages);
-  k_.bind(stagesDone);
-  for (Reg r : {size, j, t}) k_.release(r);
+  k_.bind(done);
+  k_.release(size);
+  k_.release(t);
 }
 
 void SortGen::storeRow(int operand, DType type, Reg from) {
@@ -188,42 +254,136 @@ void SortGen::storeRow(int operand, DType type, Reg from) {
 }
 
 void SortGen::store() {
-  k_.vshape(one_, zero_, zero_, zero_);
-  if (s_.writeIndices) storeRow(kSortIndices, DType::I64, idx_[0]);
-  if (!s_.writeValues) return;
-  // The key buffer is free once read: the next buffers take the rebuilt values.
-  Reg keys = keys_[0], out = keys;
-  if (s_.descending) k_.unary(UnaryOp::Not, DType::I64, keys, keys, n_);
-  if (isa::isFloat(s_.in)) {
-    out = keys_[1];
-    k_.cast(DType::I64, DType::I32, out, keys, n_);
-    orderBits(out, idx_[1]);
-    if (s_.in != DType::F32) {
-      k_.cast(DType::F32, s_.in, idx_[1], out, n_);
-      out = idx_[1];
+  when(n_, [&] {
+    k_.vshape(one_, zero_, zero_, zero_);
+    if (s_.writeIndices) storeRow(kSortIndices, DType::I64, idx_[0]);
+    if (!s_.writeValues) return;
+    // The key buffer is free once read: the next buffers take the rebuilt values.
+    Reg keys = keys_[0], out = keys;
+    if (s_.descending) k_.unary(UnaryOp::Not, DType::I64, keys, keys, n_);
+    if (isa::isFloat(s_.in)) {
+      out = keys_[1];
+      k_.cast(DType::I64, DType::I32, out, keys, n_);
+      orderBits(out, idx_[1]);
+      if (s_.in != DType::F32) {
+        k_.cast(DType::F32, s_.in, idx_[1], out, n_);
+        out = idx_[1];
+      }
+    } else if (s_.in != DType::I64) {
+      out = keys_[1];
+      k_.cast(DType::I64, s_.in, out, keys, n_);
     }
-  } else if (s_.in != DType::I64) {
-    out = keys_[1];
-    k_.cast(DType::I64, s_.in, out, keys, n_);
+    storeRow(kSortValues, s_.in, out);
+  });
+}
+
+void SortGen::chunk() {
+  load();
+  makeKeys();
+  Reg odd = k_.workgroupId(0);
+  k_.alu(ScalarOp::And, odd, odd, 1);
+  when(odd, [&] { negate(p_, keys_[0], idx_[0]); });
+  network();
+  when(odd, [&] { negate(p_, keys_[0], idx_[0]); });
+  workDma(true, kSortWorkKeys, start_, keys_[0], p_);
+  workDma(true, kSortWorkIdx, start_, idx_[0], p_);
+  k_.release(odd);
+}
+
+void SortGen::globalStep() {
+  // Workgroup w takes pairs q = w L/2 .. (w + 1) L/2 - 1: the low elements from
+  // lo = (q / j) 2j + q mod j on, the high ones j further, as one piece [lo run | hi run].
+  Reg half = k_.reg(), lo = k_.reg(), hi = k_.reg(), j = arg(kSortStep), t = k_.workgroupId(0);
+  k_.alu(ScalarOp::Shr, half, p_, 1);
+  k_.alu(ScalarOp::Mul, t, t, half);
+  k_.alu(ScalarOp::Div, lo, t, j);
+  k_.alu(ScalarOp::Mul, lo, lo, j);
+  k_.alu(ScalarOp::Mul, lo, lo, 2);
+  k_.alu(ScalarOp::Rem, t, t, j);
+  k_.alu(ScalarOp::Add, lo, lo, t);
+  k_.alu(ScalarOp::Add, hi, lo, j);
+  Reg spHi = k_.reg();
+  for (int which : {0, 1}) {
+    const int area = which == 0 ? kSortWorkKeys : kSortWorkIdx;
+    Reg sp = which == 0 ? keys_[0] : idx_[0];
+    workDma(false, area, lo, sp, half);
+    k_.alu(ScalarOp::Mul, spHi, half, 8);
+    k_.alu(ScalarOp::Add, spHi, spHi, sp);
+    workDma(false, area, hi, spHi, half);
   }
-  storeRow(kSortValues, s_.in, out);
+  k_.waitAll();
+  Reg descending = k_.reg(), stage = arg(kSortStage);
+  k_.alu(ScalarOp::And, descending, lo, stage);
+  when(descending, [&] { negate(p_, keys_[0], idx_[0]); });
+  step(half);
+  swapBuffers();
+  when(descending, [&] { negate(p_, keys_[0], idx_[0]); });
+  for (int which : {0, 1}) {
+    const int area = which == 0 ? kSortWorkKeys : kSortWorkIdx;
+    Reg sp = which == 0 ? keys_[0] : idx_[0];
+    workDma(true, area, lo, sp, half);
+    k_.alu(ScalarOp::Mul, spHi, half, 8);
+    k_.alu(ScalarOp::Add, spHi, spHi, sp);
+    workDma(true, area, hi, spHi, half);
+  }
+  for (Reg r : {half, lo, hi, j, t, spHi, descending, stage}) k_.release(r);
+}
+
+void SortGen::mergePass() {
+  workDma(false, kSortWorkKeys, start_, keys_[0], p_);
+  workDma(false, kSortWorkIdx, start_, idx_[0], p_);
+  k_.waitAll();
+  Reg descending = k_.reg();
+  if (!s_.last) {
+    Reg stage = arg(kSortStage);
+    k_.alu(ScalarOp::And, descending, start_, stage);
+    k_.release(stage);
+    when(descending, [&] { negate(p_, keys_[0], idx_[0]); });
+  }
+  merge(p_);
+  if (!s_.last) {
+    when(descending, [&] { negate(p_, keys_[0], idx_[0]); });
+    workDma(true, kSortWorkKeys, start_, keys_[0], p_);
+    workDma(true, kSortWorkIdx, start_, idx_[0], p_);
+  } else {
+    store();
+  }
+  k_.release(descending);
 }
 
 isa::Function SortGen::build() {
   desc_ = k_.desc();
   zero_ = k_.li(0);
   one_ = k_.li(1);
-  n_ = arg(kSortN_);
   p_ = arg(kSortP);
-  row_ = k_.workgroupId(0);
-  load();
-  makeKeys();
+  n_ = arg(kSortN_);
   keys_[0] = arg(kSortSpKeys0);
   keys_[1] = arg(kSortSpKeys1);
   idx_[0] = arg(kSortSpIdx0);
   idx_[1] = arg(kSortSpIdx1);
-  network();
-  store();
+  if (s_.pass == SortPass::Whole) {
+    row_ = k_.workgroupId(0);
+    start_ = k_.li(0);
+    load();
+    makeKeys();
+    network();
+    store();
+  } else {
+    // Piece x of row y starts at element x L; n_ becomes the piece's elements of the row.
+    row_ = k_.workgroupId(1);
+    start_ = k_.workgroupId(0);
+    k_.alu(ScalarOp::Mul, start_, start_, p_);
+    k_.alu(ScalarOp::Sub, n_, n_, start_);
+    k_.alu(ScalarOp::Max, n_, n_, zero_);
+    k_.alu(ScalarOp::Min, n_, n_, p_);
+    if (s_.pass == SortPass::Chunk) {
+      chunk();
+    } else if (s_.pass == SortPass::Step) {
+      globalStep();
+    } else {
+      mergePass();
+    }
+  }
   k_.waitAll();
   return k_.finish();
 }
@@ -232,7 +392,8 @@ isa::Function SortGen::build() {
 
 std::string SortShape::key() const {
   return std::string("sort.") + isa::dtypeName(in) + (descending ? ".desc" : "") +
-         (writeValues ? ".values" : "") + (writeIndices ? ".indices" : "");
+         (writeValues ? ".values" : "") + (writeIndices ? ".indices" : "") + passName(pass) +
+         (last ? ".last" : "");
 }
 
 isa::Function buildSortKernel(const SortShape& shape) {

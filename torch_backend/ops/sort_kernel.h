@@ -21,6 +21,19 @@
 // selects, each over P/2 elements.
 //
 // Values are rebuilt from the sorted keys (the inverse of the key map), indices stored as i64.
+//
+// Rows longer than a workgroup sorts (P > L, L the local network's length) take the same
+// network over the whole row in passes, the pairs in an HBM workspace ([R][P] keys and
+// indices), with grid x = L-element pieces of a row and grid y = rows:
+//   Chunk  each piece of L elements is keyed and sorted in the scratchpad, ascending or (odd
+//          pieces) descending, and stored to the workspace: stages 2 .. L of the network;
+//   Step   for stage k > L, each step j >= L pairs elements j apart: a workgroup loads L/2
+//          pairs (two runs of L/2 elements), compare-exchanges them in the direction of their
+//          block of k and stores them back;
+//   Merge  the stage's steps j < L stay inside a piece: each piece is loaded, runs steps L/2
+//          .. 1 in the direction of its block and is stored back, or, in the last stage (k =
+//          P, `last`), its values and indices go to the outputs.
+// A descending block is negated around its steps, as in the whole-row network.
 #pragma once
 
 #include <string>
@@ -30,10 +43,14 @@
 namespace mimic::ops::detail {
 
 // Everything the generated code depends on (the kernel cache key).
+enum class SortPass { Whole, Chunk, Step, Merge };
+
 struct SortShape {
   isa::DType in = isa::DType::F32;  // the values' type (f32, f16, bf16, i32, i64, u8)
   bool descending = false;
   bool writeValues = true, writeIndices = true;
+  SortPass pass = SortPass::Whole;
+  bool last = false;  // Merge: the network's last stage, which writes the outputs
   std::string key() const;
 };
 
@@ -41,8 +58,13 @@ struct SortShape {
 enum SortOperandField { kSortAddr, kSortRow, kSortN, kSortFields };
 
 enum SortArg : int {
-  kSortN_,  // elements per row
-  kSortP,   // the padded row: a power of two >= N
+  kSortN_,        // elements per row
+  kSortP,         // the local network's length L: the padded row, or a piece of it (a power of two)
+  kSortStage,     // passes: the stage k (Step, Merge)
+  kSortStep,      // Step: j
+  kSortWorkKeys,  // passes: the workspace's keys and indices, [R][P] i64 each
+  kSortWorkIdx,
+  kSortWorkRow,  // bytes from one row of the workspace to the next (8P)
   kSortIn,
   kSortValues = kSortIn + kSortFields,
   kSortIndices = kSortValues + kSortFields,
@@ -62,7 +84,7 @@ constexpr int64_t sortScratchpadBytes(int64_t p) {
   return 35 * p;
 }
 
-// Grid: x = rows.
+// Grid: x = rows (Whole); x = pieces of a row, y = rows (passes).
 isa::Function buildSortKernel(const SortShape& shape);
 
 }  // namespace mimic::ops::detail
