@@ -116,9 +116,14 @@ _DEPRECATED_BYTE_MASK = ("{} received a mask with dtype torch.uint8, this behavi
                          "please use a mask with dtype torch.bool instead.")
 
 
-def _check_mask(mask, op):
+def _check_mask(mask, op, depth):
+    """The deprecated byte masks warn (at the caller's line: ``depth`` frames up from the
+    registered kernel), and must hold 0 and 1 only: checking that reads the device a second
+    time, on this deprecated path alone."""
     if mask.dtype == torch.uint8:
-        warnings.warn(_DEPRECATED_BYTE_MASK.format(op), UserWarning)
+        warnings.warn(_DEPRECATED_BYTE_MASK.format(op), UserWarning, stacklevel=depth + 4)
+        if mask.numel() and bool(torch.gt(mask, 1).any()):
+            raise RuntimeError("Mask tensor can take 0 and 1 values only")
     elif mask.dtype != torch.bool:
         raise Unsupported()  # the CPU kernel's error
 
@@ -128,7 +133,7 @@ def _masked_select(self, mask):
         raise RuntimeError("masked_select: expected BoolTensor or ByteTensor for mask")
     if self.dtype not in NATIVE_DTYPES:
         raise Unsupported()
-    _check_mask(mask, "masked_select")
+    _check_mask(mask, "masked_select", 1)
     mask, values = torch.broadcast_tensors(mask, self)
     shape = list(values.shape)
     if values.numel() == 0:
@@ -159,7 +164,7 @@ def masked_scatter_(self, mask, source):
         raise Unsupported()
     if source.dtype != self.dtype:
         raise Unsupported()  # the CPU kernel's dtype error
-    _check_mask(mask, "masked_scatter_")
+    _check_mask(mask, "masked_scatter_", 0)
     shape = list(self.shape)
     mask = mask.expand(shape)
     if self.numel() == 0:
