@@ -101,6 +101,6 @@ def pytest_runtest_logreport(report):
             _device_allocations(mimic) != _work_before[report.nodeid])
     record = {"test": report.nodeid, "outcome": report.outcome, "when": report.when,
               "fallback": fallback, "device_type": _device_type.get(report.nodeid),
-              "device_work": device_work,
+              "device_work": device_work, "seconds": round(report.duration, 3),
               "message": "" if report.passed else _first_line(report)}
     _write(record)

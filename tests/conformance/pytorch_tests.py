@@ -46,7 +46,7 @@ FILES = {
 }
 # The ctest's quick selection (file: -k expression or None for the whole file); measured to
 # take about four minutes on this project's 2-core machine.
-QUICK = {"test_type_promotion": None, "test_view_ops": None}
+QUICK = {"test_type_promotion": None, "test_view_ops": None, "test_foreach": "float32"}
 CLASSES = ("agnostic", "specific", "unrelated")
 DEFAULT_CLASSES = ("agnostic", "specific")  # "unrelated" runs the plain classes on the CPU too
 DEVICES = {"mimic": "privateuseone", "cpu": "cpu"}
