@@ -110,10 +110,13 @@ def test_sort_out(device, fallbacks):
     assert fallbacks() == {}
 
 
-def test_rows_beyond_the_scratchpad_fall_back(device, fallbacks):
-    x = _values((1 << 16,), torch.float32, 1000)
-    _compare(lambda t: torch.sort(t, stable=True), [x], device)
-    assert fallbacks() == {"aten::sort.stable": 1}
+def test_rows_beyond_the_scratchpad_sort_in_passes(device, fallbacks):
+    capacity = torch.ops.mimic.sort_capacity(0)
+    x = _values((2, 2 * capacity + 3), torch.float32, 1000)
+    for descending in (False, True):
+        _compare(lambda t: torch.sort(t, descending=descending, stable=True), [x], device)
+    _compare(lambda t: torch.unique(t, return_inverse=True, return_counts=True), [x], device)
+    assert fallbacks() == {}
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.int64, torch.uint8])

@@ -1,8 +1,8 @@
 """Sort and the ops that select by order, on the device sort (torch.ops.mimic.sort: a stable
-bitonic network, one row a workgroup, NaN largest as on the CPU).
+bitonic network, one row a workgroup, or passes over a workspace for rows longer than the
+scratchpad holds; NaN largest as on the CPU).
 
-A row along ``dim`` longer than the scratchpad holds (torch.ops.mimic.sort_capacity) and the
-dtypes the device does not compute in go to the counted CPU fallback, as do calls whose
+The dtypes the device does not compute in go to the counted CPU fallback, as do calls whose
 arguments the CPU kernel refuses (so that its error and error type are the ones raised).
 
 Ties: sort and argsort match the CPU exactly (its stable order). The CPU's topk, kthvalue and
@@ -17,15 +17,7 @@ import torch
 from ._lib import FLOAT_DTYPES, NATIVE_DTYPES, Unsupported, impl
 
 _ops = torch.ops.mimic
-_capacity = {}
 _INSERTION_SORTED = 16  # libstdc++'s std::sort sorts this few elements by insertion only
-
-
-def _row_capacity(device):
-    index = device.index or 0
-    if index not in _capacity:
-        _capacity[index] = _ops.sort_capacity(index)
-    return _capacity[index]
 
 
 def wrap_dim(dim, ndim):
@@ -39,7 +31,7 @@ def wrap_dim(dim, ndim):
 
 def sort_along(x, dim, descending=False, values=True, indices=True):
     """x sorted along dim, stably: (values, indices), contiguous, in x's shape; an output not
-    asked for is None. Raises Unsupported for dtypes and row lengths the device cannot sort."""
+    asked for is None. Raises Unsupported for dtypes the device cannot sort."""
     if x.dtype not in NATIVE_DTYPES:
         raise Unsupported()
     dim = wrap_dim(dim, x.dim())
@@ -48,8 +40,6 @@ def sort_along(x, dim, descending=False, values=True, indices=True):
                 torch.zeros(x.shape, dtype=torch.int64, device=x.device) if indices else None)
     moved = x.movedim(dim, -1)
     n = moved.shape[-1]
-    if n > _row_capacity(x.device):
-        raise Unsupported()
     rows = moved.reshape(-1, n)
     out_values = torch.empty(rows.shape, dtype=x.dtype, device=x.device) if values else None
     out_indices = torch.empty(rows.shape, dtype=torch.int64, device=x.device) if indices else None
