@@ -176,8 +176,10 @@ def linalg_householder_product_out(input, tau, *, out):
 
 def _ormqr(V, tau, C, left, transpose):
     require_float32(V, tau, C)
-    rows = C.shape[-2] if left else C.shape[-1] if C.dim() >= 2 else -1
-    if (V.dim() < 2 or C.dim() != V.dim() or tau.dim() != V.dim() - 1 or V.shape[-2] != rows
+    if V.dim() < 2 or C.dim() != V.dim() or tau.dim() != V.dim() - 1:
+        raise Unsupported()  # the CPU kernel raises its own error
+    rows = C.shape[-2] if left else C.shape[-1]
+    if (V.shape[-2] != rows
             or tau.shape[-1] > V.shape[-1] or V.shape[:-2] != C.shape[:-2] or tau.shape[:-1] != V.shape[:-2]
             or tau.shape[-1] > rows):
         raise Unsupported()  # the CPU kernel raises its own error
