@@ -2,7 +2,7 @@
 mask of where each run of equal values starts, then a compaction with one host sync: the run
 count is computed on the device and read once, and the run starts are the first `count` indices
 of a stable sort of the mask's negation (starts first, in order). Inverse indices number the
-runs (how many starts precede each position); counts are the distances between run starts.
+runs with a cumulative sum of the mask (the device scan); counts are the distances between run starts.
 
 Returned in the layouts and dtypes the CPU gives: an inverse or counts not asked for is an
 empty int64 tensor (but _unique2 returns the inverse with the counts, and the dim variants always compute both, as the CPU does). sorted=False goes
@@ -14,7 +14,6 @@ from ._lib import Unsupported, impl
 from .ops_sort import sort_along, wrap_dim
 
 _I64 = torch.int64
-_MAX_PAIRS = 1 << 24
 
 
 def _empty_index(device):
@@ -43,13 +42,8 @@ def _starts(rows):
     return starts
 
 
-def _group_ids(starts, first):
-    """The run number of each position: how many runs start at or before it, less one. A
-    comparison count where the [n, runs] broadcast is small, else a cumulative sum."""
-    n = starts.shape[0]
-    if n * first.shape[0] <= _MAX_PAIRS:
-        positions = torch.arange(n, dtype=_I64, device=starts.device)
-        return (first <= positions.unsqueeze(1)).sum(1) - 1
+def _group_ids(starts):
+    """The run number of each position: how many runs start at or before it, less one."""
     return torch.cumsum(starts, 0) - 1
 
 
@@ -65,7 +59,7 @@ def _flat_unique(flat, sort, return_inverse, return_counts):
     out = values.index_select(0, first)
     inverse = None
     if return_inverse:
-        ids = _group_ids(starts, first)
+        ids = _group_ids(starts)
         inverse = ids if order is None else torch.empty_like(ids).scatter_(0, order, ids)
     counts = _counts(first, n) if return_counts else None
     return out, inverse, counts
@@ -122,7 +116,7 @@ def _unique_dim(self, dim, sort):
     starts = _starts(rows)
     first, count = _runs(starts)
     out = rows.index_select(0, first).view((count,) + tuple(moved.shape[1:])).transpose(0, dim)
-    ids = _group_ids(starts, first)
+    ids = _group_ids(starts)
     inverse = ids if order is None else torch.empty_like(ids).scatter_(0, order, ids)
     return out.contiguous(), inverse, _counts(first, s)
 
