@@ -57,11 +57,13 @@ from . import _registration  # noqa: E402,F401  (registers the op kernels)
 from ._naming import DEVICE_TYPE  # noqa: E402
 from . import _distributed  # noqa: E402
 from . import _fake_tensor  # noqa: E402
+from . import _tensor_compat  # noqa: E402
 from . import profiler  # noqa: E402,F401
 from . import sanitizer  # noqa: E402,F401
 
 _distributed.register()
 _fake_tensor.install()
+_tensor_compat.install()
 
 __all__ = [
     "DEVICE_TYPE", "DeviceProperties", "Event", "Stream", "caching_allocator_alloc",
