@@ -457,3 +457,91 @@ def test_segment_reduce_unsafe_and_errors(device, fallbacks):
                          ((data.long(), "sum"), dict(lengths=torch.tensor([4, 6])))]:
         _assert_errors_match(lambda d, r, kw=kwargs: torch.segment_reduce(
             d, r, **{k: _to(v, d.device) for k, v in kw.items()}), args, device)
+
+
+# --- lgamma, digamma, polygamma ------------------------------------------------------------
+
+
+def _gamma_inputs():
+    torch.manual_seed(0)
+    x = torch.rand(400) * 18 - 9
+    x = x[(x - x.round()).abs() > 1e-3]  # away from the poles at 0, -1, -2, ... (tested below)
+    return torch.cat([x, torch.tensor([1e-6, 0.5, 1.0, 2.0, 10.0, 10.5, 123.25, 1e5, 3e30])])
+
+
+def _assert_within(actual, expected, bound):
+    assert actual.device.type != "cpu" and actual.dtype == expected.dtype
+    actual, expected = actual.cpu().double(), expected.double()
+    same = (actual == expected) | (actual.isnan() & expected.isnan())
+    error = torch.where(same, torch.zeros(()), (actual - expected).abs())
+    excess = torch.where(same, torch.zeros(()), error - bound)
+    assert bool((excess <= 0).all()), f"worst excess {excess.max().item()} at x index {excess.argmax().item()}"
+
+
+def test_lgamma(device, fallbacks):
+    x = _gamma_inputs()
+    exact = torch.lgamma(x.double())
+    # x < 8 is shifted: lgamma(y + 8) - log(y (y+1) ... (y+7)) subtracts two values below
+    # 8 ln 16 + 9 ln 18 < 50 with a few ulps each; Stirling's series is a few ulps of |result|.
+    bound = 32 * EPS32 * (exact.abs() + 50)
+    _assert_within(torch.lgamma(x.to(device)), torch.lgamma(x), bound + (torch.lgamma(x).double() - exact).abs())
+    (cpu, cpu_grads), (dev, dev_grads) = _run(torch.lgamma, [x], device, grad=True)
+    # lgamma's gradient is digamma's, bounded as in test_digamma, times the output gradient.
+    r = (x.double() - x.double().trunc()).abs()
+    reflection = torch.where(x < 0, 4 / r.clamp(min=1e-30), torch.zeros(()))
+    digamma_bound = 64 * EPS32 * (torch.digamma(x.double()).abs() + reflection + 10 / x.double().abs() + 10)
+    torch.manual_seed(0)
+    weight = torch.randn(x.shape).double()  # _run's output gradient
+    cpu_error = (cpu_grads[0].double() - weight * torch.digamma(x.double())).abs()
+    _assert_within(dev_grads[0], cpu_grads[0], digamma_bound * weight.abs() + cpu_error)
+    specials = torch.tensor([0.0, -0.0, -1.0, -7.0, float("inf"), float("-inf"), float("nan")])
+    torch.testing.assert_close(torch.lgamma(specials.to(device)).cpu(), torch.lgamma(specials), equal_nan=True)
+    _no_fallbacks(fallbacks)
+
+
+def test_digamma(device, fallbacks):
+    x = _gamma_inputs()
+    exact = torch.digamma(x.double())
+    # The reflection adds pi / tan(pi r), below 4 / |r| for the fractional part r, to psi(1 - x)
+    # with a few ulps each; the recurrence sums up to 10 terms 1/(t + k) of at most 1/|t|.
+    r = (x.double() - x.double().trunc()).abs()
+    reflection = torch.where(x < 0, 4 / r.clamp(min=1e-30), torch.zeros(()))
+    bound = 64 * EPS32 * (exact.abs() + reflection + 10 / x.double().abs() + 10)
+    _assert_within(torch.digamma(x.to(device)), torch.digamma(x),
+                   bound + (torch.digamma(x).double() - exact).abs())
+    specials = torch.tensor([0.0, -0.0, -1.0, -7.0, float("inf"), float("-inf"), float("nan")])
+    torch.testing.assert_close(torch.digamma(specials.to(device)).cpu(), torch.digamma(specials), equal_nan=True)
+    out = torch.empty(0, device=device)
+    torch.digamma(x.to(device), out=out)
+    inplace = x.to(device).digamma_()
+    torch.testing.assert_close(inplace.cpu(), out.cpu(), rtol=0, atol=0)
+    _no_fallbacks(fallbacks)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_polygamma(n, device, fallbacks):
+    x = _gamma_inputs()[:-1]  # polygamma(n, 3e30) underflows to 0 on both sides
+    exact = torch.special.polygamma(n, x.double())
+    # x < 0: (-1)^n psi_n(1 - x) - pi^(n+1) P_n(cot(pi x)), each evaluated to a few ulps of
+    # its magnitude (P_n's Horner sum to n+2 ulps of the sum of its terms' magnitudes).
+    cot = 1 / torch.tan(math.pi * x.double())
+    reflected = torch.special.polygamma(n, 1 - x.double()).abs()
+    reflected += math.pi ** (n + 1) * math.factorial(n + 1) * (1 + cot.abs()) ** (n + 1)
+    magnitude = exact.abs() + torch.where(x < 0, reflected, torch.zeros(()))
+    bound = 64 * (n + 2) * EPS32 * magnitude
+    _assert_within(torch.polygamma(n, x.to(device)), torch.polygamma(n, x),
+                   bound + (torch.polygamma(n, x).double() - exact).abs())
+    _no_fallbacks(fallbacks)
+
+
+def test_gamma_fallbacks(device, fallbacks):
+    x = torch.tensor([0.5, 2.5, -1.5])
+    for fn in (torch.lgamma, torch.digamma, lambda t: torch.polygamma(6, t)):
+        _assert_same(fn(x.double().to(device)), fn(x.double()))
+    _assert_same(torch.polygamma(6, x.to(device)), torch.polygamma(6, x))
+    _assert_same(torch.lgamma(torch.arange(1, 5).to(device)), torch.lgamma(torch.arange(1, 5)))
+    assert fallbacks() == {"aten::lgamma": 2, "aten::digamma": 1, "aten::polygamma": 2}
+    _assert_errors_match(lambda t: torch.polygamma(-1, t), [x], device)
+    bf16 = torch.linspace(0.25, 6, 24, dtype=torch.bfloat16)
+    for fn in (torch.lgamma, torch.digamma):
+        _assert_same(fn(bf16.to(device)), fn(bf16), rtol=2 ** -7, atol=2 ** -7)
