@@ -391,6 +391,24 @@ def test_forward_ad_of_lu_solve_and_solve_triangular(dual, device, fallbacks):
     assert fallbacks() == {}
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.int32, torch.uint8])
+def test_cross_broadcasts(dtype, device, fallbacks):
+    a = (_randn(4, 1, 3) * 20).to(dtype)
+    b = (_randn(1, 5, 3, seed=1) * 20).to(dtype)
+    expected, actual = _both(torch.linalg.cross, a, b, device=device)
+    # Each component is one difference of two products: two roundings, 2 ulps of the operands'.
+    bound = 2 * EPS * (a.double().abs().max() * b.double().abs().max()).item() if dtype.is_floating_point else 0
+    torch.testing.assert_close(actual.cpu(), expected, rtol=0, atol=bound)
+    expected, actual = _both(lambda a, b: torch.linalg.cross(a, b, dim=1), a.mT.expand(4, 3, 5), b.mT, device=device)
+    torch.testing.assert_close(actual.cpu(), expected, rtol=0, atol=bound)
+    out = torch.empty(0, dtype=dtype, device=device)
+    torch.linalg.cross(a.to(device), b.to(device), out=out)
+    torch.testing.assert_close(out.cpu(), torch.linalg.cross(a, b), rtol=0, atol=bound)
+    assert fallbacks() == {}
+    _same_error(torch.linalg.cross, (torch.ones(2, 4), torch.ones(2, 4)), device)
+    _same_error(torch.linalg.cross, (torch.ones(2, 3), torch.ones(3, 3)), device)
+
+
 def test_results_are_deterministic(device):
     a = _randn(2, 40, 40).to(device)
     first = [t.cpu() for t in torch.linalg.lu_factor_ex(a)] + [torch.linalg.qr(a).R.cpu()]
