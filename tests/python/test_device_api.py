@@ -174,10 +174,10 @@ def _run_python(code, **env):
 
 
 def test_fallback_is_counted_and_its_policy_applies(device, fallbacks):
-    x = torch.tensor([3.0, 1.0, 2.0], device=device)
-    torch.sort(x)  # no mimic kernel: runs on the CPU
-    assert fallbacks().get("aten::sort.values_stable", 0) + fallbacks().get("aten::sort.stable", 0) >= 1
-    code = "import torch, torch_mimic; torch.sort(torch.ones(3, device='privateuseone'))"
+    x = torch.tensor([[3.0, 1.0], [2.0, 4.0]], device=device)
+    torch.linalg.svd(x)  # no mimic kernel (the issue leaves SVD on the CPU): runs on the CPU
+    assert fallbacks().get("aten::_linalg_svd.U", 0) >= 1
+    code = "import torch, torch_mimic; torch.linalg.svd(torch.ones(2, 2, device='privateuseone'))"
     refused = _run_python(code, MIMIC_FALLBACK="error")
     assert refused.returncode != 0 and "MIMIC_FALLBACK=error" in refused.stderr
     warned = _run_python(code, MIMIC_FALLBACK="warn")
