@@ -202,7 +202,20 @@ def test_unique(dtype, device, fallbacks):
     _compare(lambda t: torch.unique(t, return_inverse=True, return_counts=True), [x.t()], device)
     _compare(lambda t: torch.unique(t, dim=2, return_inverse=True), [_values((2, 3, 4), dtype, 1)], device)
     _compare(lambda t: A._unique2(t, True, True, True), [x[0, 0]], device)
+    _compare(lambda t: A._unique2(t, False, True, True), [x[0, :1]], device)
+    empty = torch.empty(5, 0, 5, dtype=dtype)
+    for inverse in (False, True):
+        for counts in (False, True):
+            _compare(lambda t: A._unique2(t, True, inverse, counts), [empty], device)
+            _compare(lambda t: A.unique_consecutive(t, inverse, counts), [empty], device)
+            _compare(lambda t: A.unique_dim(t, 1, True, inverse, counts), [empty], device)
     assert fallbacks() == {}
+
+
+def test_unique_unsorted_goes_to_the_cpu(device, fallbacks):
+    # The CPU returns its hash set's order.
+    _compare(lambda t: torch.ops.aten._unique2(t, False, True, True), [torch.tensor([3, 1, 2, 1, 5])], device)
+    assert fallbacks() == {"aten::_unique2": 1}
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.int64])
@@ -239,6 +252,7 @@ def test_searchsorted_nan_values(device, fallbacks):
 def test_histc(args, device, fallbacks):
     x = torch.cat([torch.randn(200, generator=torch.Generator().manual_seed(2)), torch.tensor([1.0, -1.0, 3.0])])
     _compare(lambda t: torch.histc(t, *args), [x], device)
+    _compare(lambda t: torch.histc(t, *args), [torch.empty(5, 0, 5)], device)
     out, d_out = torch.empty(0), torch.empty(0, device=device)
     torch.histc(x, *args, out=out)
     torch.histc(x.to(device), *args, out=d_out)

@@ -105,9 +105,13 @@ def _f32(value):
 
 
 def _histc(self, bins, low, high):
-    if self.dtype != torch.float32 or bins <= 0 or self.numel() == 0:
+    if self.dtype != torch.float32 or bins <= 0:
         raise Unsupported()  # other dtypes: the CPU's accumulation in them, or its errors
     low, high = float(low), float(high)
+    if self.numel() == 0:
+        if low > high or not (abs(low) < float("inf") and abs(high) < float("inf")):
+            raise Unsupported()  # the CPU's range errors
+        return torch.zeros(bins, dtype=self.dtype, device=self.device)
     if low == high:
         low, high = self.min().item(), self.max().item()  # the one host read
         if low == high:

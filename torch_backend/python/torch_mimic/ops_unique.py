@@ -6,7 +6,8 @@ runs with a cumulative sum of the mask (the device scan); counts are the distanc
 
 Returned in the layouts and dtypes the CPU gives: an inverse or counts not asked for is an
 empty int64 tensor (but _unique2 returns the inverse with the counts, and the dim variants always compute both, as the CPU does). sorted=False goes
-to the CPU fallback: the CPU returns its hash set's order, which nothing else reproduces. NaN
+to the CPU fallback (but for one element or none): the CPU returns its hash set's order, which
+nothing else reproduces. NaN
 values compare unequal to each other, so each NaN is its own run."""
 import torch
 
@@ -18,6 +19,10 @@ _I64 = torch.int64
 
 def _empty_index(device):
     return torch.empty(0, dtype=_I64, device=device)
+
+
+def _or_empty(t, device):
+    return t if t is not None else _empty_index(device)
 
 
 def _runs(starts):
@@ -73,17 +78,16 @@ def _check_dtype(self):
 def _unique(self, sort, return_inverse, return_counts):
     _check_dtype(self)
     if self.numel() == 0:
-        raise Unsupported()  # the CPU's empty results and their shapes
+        inverse = torch.zeros(self.shape, dtype=_I64, device=self.device) if return_inverse else None
+        return self.reshape(-1), _or_empty(inverse, self.device), _empty_index(self.device)
     out, inverse, counts = _flat_unique(self.reshape(-1), sort, return_inverse, return_counts)
-    device = self.device
-    inverse = inverse.view(self.shape) if inverse is not None else _empty_index(device)
-    counts = counts if counts is not None else _empty_index(device)
-    return out, inverse, counts
+    inverse = inverse.view(self.shape) if inverse is not None else None
+    return out, _or_empty(inverse, self.device), _or_empty(counts, self.device)
 
 
 @impl("_unique2")
 def unique2(self, sorted=True, return_inverse=False, return_counts=False):
-    if not sorted:
+    if not sorted and self.numel() > 1:
         raise Unsupported()
     # The CPU computes the inverse whenever it counts, and returns it.
     return _unique(self, True, return_inverse or return_counts, return_counts)
@@ -91,7 +95,7 @@ def unique2(self, sorted=True, return_inverse=False, return_counts=False):
 
 @impl("_unique")
 def unique(self, sorted=True, return_inverse=False):
-    if not sorted:
+    if not sorted and self.numel() > 1:
         raise Unsupported()
     return _unique(self, True, return_inverse, False)[:2]
 
@@ -99,8 +103,12 @@ def unique(self, sorted=True, return_inverse=False):
 def _unique_dim(self, dim, sort):
     _check_dtype(self)
     dim = wrap_dim(dim, self.dim())
-    if self.dim() == 0 or self.numel() == 0:
-        raise Unsupported()  # the CPU's errors and empty shapes
+    if self.dim() == 0:
+        raise Unsupported()  # the CPU's error
+    if self.numel() == 0:
+        if any(size == 0 for d, size in enumerate(self.shape) if d != dim):
+            raise Unsupported()  # "There are 0 sized dimensions, and they aren't selected"
+        return self.clone(), _empty_index(self.device), _empty_index(self.device)
     # The CPU orders the slices by the elements of self.transpose(dim, 0), lexicographically.
     moved = self.transpose(dim, 0)
     rows = moved.reshape(moved.shape[0], -1)
