@@ -26,27 +26,34 @@ def lu_factor_(a):
     diagonal) and returns the pivots [batch, min(m, n)] as 1-based int32 and info [batch]."""
     batch, m, n = a.shape
     k = min(m, n)
-    pivots = torch.empty(batch, k, dtype=torch.int64, device=a.device)
+    # Each column's pivot as an offset from its diagonal row: the swap indexes the rows from
+    # the diagonal down, and the offsets become row numbers in one launch at the end.
+    offsets = []
     for start in range(0, k, PANEL):
         end = min(start + PANEL, k)
         for j in range(start, end):
-            pivot = a[:, j:, j].abs().argmax(dim=-1, keepdim=True).add_(j)
-            pivots[:, j:j + 1].copy_(pivot)
-            rows = pivot.unsqueeze(-1).expand(batch, 1, n)
-            pivot_row = a.gather(1, rows)
-            a.scatter_(1, rows, a[:, j:j + 1, :].clone())
-            a[:, j:j + 1, :].copy_(pivot_row)
+            below = a[:, j:, :]
+            offset = below[:, :, j].abs().argmax(dim=-1, keepdim=True)
+            offsets.append(offset)
+            rows = offset.unsqueeze(-1).expand(batch, 1, n)
+            pivot_row = below.gather(1, rows)
+            below.scatter_(1, rows, below[:, :1, :].clone())
+            below[:, :1, :].copy_(pivot_row)
             if j + 1 < m:
                 head = a[:, j:j + 1, j:j + 1]
                 # A zero pivot leaves its column (all zeros) as it is, as getrf does.
-                a[:, j + 1:, j:j + 1].div_(torch.where(head == 0, torch.ones_like(head), head))
+                a[:, j + 1:, j:j + 1].div_(head + (head == 0))
                 if j + 1 < end:
                     a[:, j + 1:, j + 1:end].addcmul_(a[:, j + 1:, j:j + 1], a[:, j:j + 1, j + 1:end], value=-1)
         if end < n:
             solve_lower_upper_(a[:, start:end, start:end], a[:, start:end, end:], upper=False, unit=True)
             if end < m:
                 a[:, end:, end:].baddbmm_(a[:, end:, start:end], a[:, start:end, end:], alpha=-1)
-    return pivots.add_(1).to(torch.int32), first_zero_diagonal(a, k)
+    if not k:
+        pivots = torch.empty(batch, 0, dtype=torch.int32, device=a.device)
+    else:
+        pivots = (torch.cat(offsets, dim=1) + torch.arange(1, k + 1, device=a.device)).to(torch.int32)
+    return pivots, first_zero_diagonal(a, k)
 
 
 def first_zero_diagonal(a, k):
