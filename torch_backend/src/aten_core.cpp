@@ -10,6 +10,8 @@
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <torch/library.h>
 
@@ -209,6 +211,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", asStrided);
   m.impl("_reshape_alias", reshapeAlias);
   m.impl("unfold", at::native::unfold);
+  m.impl("view_as_real", at::native::view_as_real);
+  m.impl("view_as_complex", at::native::view_as_complex);
   m.impl("_local_scalar_dense", localScalarDense);
   m.impl("record_stream", recordStream);
 }
