@@ -123,6 +123,16 @@ def test_solve_triangular_non_contiguous_empty_and_out(device, fallbacks):
     assert fallbacks() == {}
 
 
+def test_out_resize_warning_and_dtype_error_as_on_cpu(device):
+    a, b = _triangular(3, 3, upper=True), _randn(3, 2, seed=1)
+    with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+        torch.linalg.solve_triangular(a.to(device), b.to(device), upper=True, out=torch.empty(2, device=device))
+    _same_error(lambda a, b, out: torch.linalg.solve_triangular(a, b, upper=True, out=out),
+                (a, b, torch.empty(0, dtype=torch.int32)), device)
+    _same_error(lambda a, p, i: torch.linalg.lu_factor_ex(a, out=(torch.empty(0, device=a.device), p, i)),
+                (_randn(3, 3), torch.empty(0, dtype=torch.int64), torch.empty(0, dtype=torch.int32)), device)
+
+
 @pytest.mark.parametrize("a_shape,b_shape,left", [((3, 4), (3, 2), True), ((3, 3), (4, 2), True),
                                                   ((3, 3), (3, 2), False), ((3, 3), (3,), True)])
 def test_solve_triangular_errors_as_on_cpu(a_shape, b_shape, left, device):

@@ -7,6 +7,7 @@ contribution from every remaining row. Upper-triangular systems run the same ste
 last row up. Only float32 computes here: PyTorch's CPU kernels have no half-precision linalg,
 and float64 and complex stay on the counted fallback."""
 import math
+import warnings
 
 import torch
 
@@ -96,10 +97,18 @@ def like_meta(result, template, device):
 
 
 def write_out(out, result):
-    """Copies ``result`` into an out= tensor, resizing it as PyTorch's out= variants do."""
+    """Copies ``result`` into an out= tensor, resized (with PyTorch's warning when it held
+    elements) as PyTorch's resize_output does. An out= tensor of another dtype sends the call
+    to the CPU, which casts or raises its own error."""
     if out.dtype != result.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {result.dtype}, but got {out.dtype} instead")
+        raise Unsupported()
     if tuple(out.shape) != tuple(result.shape):
+        if out.numel():
+            warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                          f"which does not match the required output shape {list(result.shape)}. This behavior "
+                          "is deprecated, and in a future PyTorch release outputs will not be resized unless "
+                          "they have zero elements. You can explicitly reuse an out tensor t by resizing it, "
+                          "inplace, to zero elements with t.resize_(0).")
         out.resize_(result.shape)
     out.copy_(result)
     return out
