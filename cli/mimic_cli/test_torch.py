@@ -45,8 +45,8 @@ def add_parser(subparsers):
                     "every op of PyTorch's OpInfo database, compared with the CPU forward and "
                     "backward, then the device-generic test module under pytest. Prints passed / "
                     "failed / skipped and CPU-fallback counts per test class and per op, and "
-                    "totals. Exit code 1 if any test or op failed. With --pytorch-files, runs PyTorch "
-                    "1.13.1's own test files instead (see below).")
+                    "totals. Exit code 1 if any test or op failed. With --pytorch-files, "
+                    "runs PyTorch 1.13.1's own test files instead (see below).")
     selection = parser.add_mutually_exclusive_group()
     selection.add_argument("--ops", metavar="NAMES",
                            help="comma-separated op names (add,mul); a name selects its variants "
