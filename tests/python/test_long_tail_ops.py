@@ -545,3 +545,49 @@ def test_gamma_fallbacks(device, fallbacks):
     bf16 = torch.linspace(0.25, 6, 24, dtype=torch.bfloat16)
     for fn in (torch.lgamma, torch.digamma):
         _assert_same(fn(bf16.to(device)), fn(bf16), rtol=2 ** -7, atol=2 ** -7)
+
+
+# --- embedding_bag -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 4])
+def test_embedding_bag(mode, padding_idx, device, fallbacks):
+    torch.manual_seed(0)
+    weight = torch.randn(10, 3)
+    indices = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9, 4])
+    offsets = torch.tensor([0, 4, 4, 6, 8])  # an empty bag and a bag of padding only
+    (cpu, cpu_grads), (dev, dev_grads) = _run(
+        lambda w: F.embedding_bag(_to(indices, w.device), w, _to(offsets, w.device), mode=mode,
+                                  padding_idx=padding_idx), [weight], device, grad=True)
+    # Each bag sums at most 4 rows of magnitude below 4.
+    _assert_same(dev[0], cpu[0], atol=_sum_atol(4, 4.0))
+    _assert_same(dev_grads[0], cpu_grads[0], atol=_sum_atol(9, 4.0))
+    aux_cpu = aten._embedding_bag(weight, indices, offsets, False, ("sum", "mean", "max").index(mode), False, None,
+                                  False, -1 if padding_idx is None else padding_idx)
+    aux_dev = aten._embedding_bag(weight.to(device), indices.to(device), offsets.to(device), False,
+                                  ("sum", "mean", "max").index(mode), False, None, False,
+                                  -1 if padding_idx is None else padding_idx)
+    for actual, expected in zip(aux_dev[1:], aux_cpu[1:]):
+        _assert_same(actual, expected)
+    _no_fallbacks(fallbacks)
+
+
+def test_embedding_bag_per_sample_weights_and_2d(device, fallbacks):
+    torch.manual_seed(0)
+    weight, indices, weights = torch.randn(10, 5), torch.randint(0, 10, (4, 3)), torch.randn(4, 3)
+    (cpu, cpu_grads), (dev, dev_grads) = _run(
+        lambda w, p: F.embedding_bag(_to(indices, w.device), w, mode="sum", per_sample_weights=p), [weight, weights],
+        device, grad=True)
+    _assert_same(dev[0], cpu[0], atol=_sum_atol(3, 16.0))
+    for actual, expected in zip(dev_grads, cpu_grads):
+        _assert_same(actual, expected, atol=_sum_atol(5, 16.0))
+    _no_fallbacks(fallbacks)
+
+
+def test_embedding_bag_errors(device):
+    weight, indices = torch.randn(10, 3), torch.tensor([1, 2, 4])
+    for offsets in (torch.tensor([1, 2]), torch.tensor([0, 4])):
+        _assert_errors_match(lambda w, i, o: aten._embedding_bag(w, i, o), [weight, indices, offsets], device)
+    _assert_errors_match(lambda w, i, o: aten._embedding_bag(w, i, o),
+                         [weight.bfloat16(), indices, torch.tensor([0])], device)
