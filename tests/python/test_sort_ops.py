@@ -273,6 +273,7 @@ def test_histc(args, device, fallbacks):
     (lambda t: torch.histc(t, bins=0), [torch.ones(3)]),
     (lambda t: torch.histc(t, 4, 2, 1), [torch.ones(3)]),
     (lambda t: torch.histc(t), [torch.ones(3, dtype=torch.int64)]),
+    (lambda t: torch.histc(t, 4, -1, 1), [torch.ones(3, dtype=torch.float16)]),
     (lambda t: torch.unique(t), [torch.ones(3, dtype=torch.float16)]),
 ])
 def test_errors_match_the_cpu(fn, args, device):

@@ -6,10 +6,9 @@ search returns on sorted boundaries (NaN values land past every boundary, as on 
 count is an elementwise comparison of the [..., K, M] broadcast and a sum over M: exact, K * M
 bytes of work space, so calls whose broadcast exceeds _MAX_PAIRS go to the CPU fallback.
 
-histc bins each value as the CPU's linear histogram does, in the input's dtype:
-pos = trunc((x - min) * bins / (max - min)), the last edge in the last bin, values outside
-[min, max] (and NaN) dropped, then adds ones at those positions (index_add). With min == max
-the data's own range is read once from the device, as CUDA's histc does.
+histc bins each value as the CPU's linear histogram does, in float32: pos = trunc((x - min) * bins / (max - min)), the last edge in the last bin, values
+outside [min, max] (and NaN) dropped, then adds ones at those positions (index_add). With min == max the data's own
+range is read once from the device, as CUDA's histc does.
 
 Arguments the CPU refuses go to the fallback so that its error is the one raised."""
 import torch
@@ -100,13 +99,18 @@ def bucketize_out(self, boundaries, *, out_int32=False, right=False, out):
     return _into(out, _bucketize(self, boundaries, out_int32, right))
 
 
-def _f32(value):
-    return torch.tensor(float(value), dtype=torch.float32).item()
+def _rounded(value, dtype):
+    return torch.tensor(float(value), dtype=dtype).item()
+
+
+# The counts a float32 histogram holds exactly.
+_EXACT_COUNTS = 1 << 24
 
 
 def _histc(self, bins, low, high):
-    if self.dtype != torch.float32 or bins <= 0:
-        raise Unsupported()  # other dtypes: the CPU's accumulation in them, or its errors
+    # bfloat16: the CPU's bins differ from these roundings; the other dtypes raise its errors.
+    if self.dtype != torch.float32 or bins <= 0 or self.numel() > _EXACT_COUNTS:
+        raise Unsupported()
     low, high = float(low), float(high)
     if self.numel() == 0:
         if low > high or not (abs(low) < float("inf") and abs(high) < float("inf")):
@@ -118,14 +122,15 @@ def _histc(self, bins, low, high):
             low, high = low - 1, high + 1
     if low > high or not (abs(low) < float("inf") and abs(high) < float("inf")):
         raise Unsupported()  # the CPU's range errors
-    # The edges as the CPU's linspace gives them in float32: the first and last are low, high.
-    low, high = _f32(low), _f32(high)
-    span = _f32(torch.tensor(high, dtype=torch.float32) - torch.tensor(low, dtype=torch.float32))
+    # The edges as the CPU's linspace gives them in float32: the first and last are low and
+    # high; each operation of the bin position rounds to float32, as on the CPU.
+    low, high = _rounded(low, self.dtype), _rounded(high, self.dtype)
+    span = _rounded(high - low, self.dtype)
     x = self.reshape(-1)
     inside = (x >= low) & (x <= high)
-    position = ((x - low) * float(bins) / span).to(_I64).clamp(0, bins - 1)
-    hist = torch.zeros(bins, dtype=self.dtype, device=self.device)
-    return hist.index_add_(0, position, inside.to(self.dtype))
+    position = ((x - low) * _rounded(bins, self.dtype) / span).to(_I64).clamp(0, bins - 1)
+    hist = torch.zeros(bins, dtype=torch.float32, device=self.device)
+    return hist.index_add_(0, position, inside.to(torch.float32))
 
 
 @impl("histc")
