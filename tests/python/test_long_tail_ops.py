@@ -591,3 +591,34 @@ def test_embedding_bag_errors(device):
         _assert_errors_match(lambda w, i, o: aten._embedding_bag(w, i, o), [weight, indices, offsets], device)
     _assert_errors_match(lambda w, i, o: aten._embedding_bag(w, i, o),
                          [weight.bfloat16(), indices, torch.tensor([0])], device)
+
+
+# --- grid_sampler_2d -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample(mode, padding_mode, align_corners, device, fallbacks):
+    torch.manual_seed(0)
+    input = torch.rand(2, 3, 5, 6) * 4 - 2
+    grid = (torch.rand(2, 4, 7, 2) * 4 - 2).transpose(1, 2)  # non-contiguous, partly outside [-1, 1]
+    (cpu, cpu_grads), (dev, dev_grads) = _run(
+        lambda i, g: F.grid_sample(i, g, mode=mode, padding_mode=padding_mode, align_corners=align_corners),
+        [input, grid], device, grad=True)
+    # Four taps of weight at most 1 and magnitude at most 2; the grid's gradient sums them over
+    # three channels, times the unnormalising scale (at most 3).
+    _assert_same(dev[0], cpu[0], rtol=1e-5, atol=_sum_atol(4, 2.0))
+    _assert_same(dev_grads[0], cpu_grads[0], rtol=1e-5, atol=_sum_atol(8, 4.0))
+    _assert_same(dev_grads[1], cpu_grads[1], rtol=1e-5, atol=_sum_atol(12, 8.0) * 3)
+    _no_fallbacks(fallbacks)
+
+
+def test_grid_sample_fallbacks(device, fallbacks):
+    input, grid = torch.rand(1, 2, 4, 4), torch.rand(1, 3, 3, 2) * 2 - 1
+    _assert_same(F.grid_sample(input.to(device), grid.to(device), mode="bicubic", align_corners=False),
+                 F.grid_sample(input, grid, mode="bicubic", align_corners=False))
+    assert fallbacks() == {"aten::grid_sampler_2d": 1}
+    for bad_input, bad_grid in [(input, grid[..., :1]), (input, grid.double()), (input[:, :, :0], grid),
+                                (input.expand(2, 2, 4, 4), grid), (input[0], grid[0])]:
+        _assert_errors_match(lambda i, g: aten.grid_sampler_2d(i, g, 0, 0, False), [bad_input, bad_grid], device)

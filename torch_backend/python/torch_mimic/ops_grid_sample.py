@@ -8,7 +8,7 @@ times the weights' derivatives over the channels for the grid's gradient. Bicubi
 interpolation runs on the CPU."""
 import torch
 
-from ._dtype_checks import check_dtype
+from ._dtype_checks import check_dtype, type_name
 from ._lib import Unsupported, empty, impl, launch
 from .ops_reduce import reduce_into
 
@@ -88,7 +88,22 @@ def _corners(ix, iy, width, height, mode):
 
 
 def _check(input, grid, interpolation_mode, padding_mode):
-    torch.ops.aten.grid_sampler_2d(input.to("meta"), grid.to("meta"), interpolation_mode, padding_mode, False)
+    """GridSamplerUtils.h's check_grid_sampler_common and check_grid_sampler_2d."""
+    sizes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if input.dtype != grid.dtype:
+        # PyTorch 1.13's CPU kernel reads the grid as the input's type before its own check.
+        raise RuntimeError(f"expected scalar type {type_name(input.dtype)} but found {type_name(grid.dtype)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got {sizes}")
+    if grid.shape[-1] != input.dim() - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    for dim in range(2, input.dim()):
+        if input.shape[dim] <= 0:
+            raise RuntimeError("grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {list(input.shape)} with dimension {dim} being empty")
+    if input.dim() != 4 or grid.dim() != 4:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got {sizes}")
     check_dtype(input, "grid_sampler_2d_cpu", (_F32,))
     check_dtype(grid, "grid_sampler_2d_cpu", (_F32,))
     if interpolation_mode not in (_BILINEAR, _NEAREST):
