@@ -121,8 +121,8 @@ void ForeachKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySe
   for (size_t j = 0; j < inputs_.size(); ++j) {
     if (!isList_[j]) continue;
     lists[j] = args[inputs_[j]].toListRef();
-    TORCH_CHECK(first || lists[j].size() == length, name_,
-                ": the lists must have the same number of elements, got ", length, " and ",
+    TORCH_CHECK(first || lists[j].size() == length,
+                "Tensor lists must have the same number of tensors, got ", length, " and ",
                 lists[j].size());
     length = lists[j].size();
     first = false;

@@ -3,6 +3,7 @@
 // integer tensors on leading dims, embedding backward, and cat as copies into slices. Values of
 // dtypes the device does not compute in, and boolean masks (whose result size only the data
 // knows), take the counted CPU fallback.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/_index_put_impl_ops.h>
 #include <ATen/ops/broadcast_tensors.h>
@@ -477,6 +478,9 @@ at::Tensor& catOut(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& o
   const CatLayout layout = catLayout(tensors, dim);
   if (layout.inputs.empty()) return out;
   prepareOut(out, layout.sizes, out.scalar_type());
+  // As the CPU's cat: writing a slice of out could overwrite an input not yet copied.
+  at::assert_no_internal_overlap(out);
+  for (const at::Tensor& t : layout.inputs) at::assert_no_overlap(out, t);
   catInto(out, layout);
   return out;
 }

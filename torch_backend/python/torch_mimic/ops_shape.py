@@ -59,12 +59,25 @@ def _reversed_positions(size, device):
     return launch(positions, [], "s0 idx sub", torch.int64, [size - 1])
 
 
+def _flip_dims(dims, rank):
+    """dims wrapped and checked as the CPU's flip does (at::dim_list_to_bitset)."""
+    wrapped = []
+    for dim in dims:
+        if not -rank <= dim < rank:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, "
+                             f"{rank - 1}], but got {dim})")
+        dim %= rank
+        if dim in wrapped:
+            raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
+        wrapped.append(dim)
+    return wrapped
+
+
 @impl("flip")
 def flip(self, dims):
     require_native(self)
     result = self
-    rank = max(self.dim(), 1)
-    for dim in {d % rank for d in dims}:
+    for dim in _flip_dims(dims, max(self.dim(), 1)):
         if self.dim() and self.shape[dim] > 1:
             result = result.index_select(dim, _reversed_positions(self.shape[dim], self.device))
     return self.clone() if result is self else result

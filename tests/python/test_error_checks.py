@@ -1,0 +1,43 @@
+"""Errors the device raises as PyTorch's CPU kernels raise them: the same type and message."""
+import pytest
+import torch
+
+import torch_mimic
+
+DEVICE = torch_mimic.DEVICE_TYPE
+
+
+def _both(call):
+    """The exception type and first message line of call(device) for the CPU and the device."""
+    outcomes = []
+    for device in ("cpu", DEVICE):
+        with pytest.raises(Exception) as caught:
+            call(device)
+        outcomes.append((caught.type, str(caught.value).splitlines()[0]))
+    return outcomes
+
+
+@pytest.mark.parametrize("call", [
+    lambda d: (lambda x: torch.cat([x[:2], x[2:]], out=x))(torch.ones(4, device=d)),
+    lambda d: torch.cat([torch.ones(2, device=d)] * 2, out=torch.ones(1, device=d).expand(4)),
+], ids=["input-overlaps-out", "out-overlaps-itself"])
+def test_cat_refuses_overlapping_memory(call):
+    cpu, device = _both(call)
+    assert device == cpu and "unsupported operation" in cpu[1]
+
+
+@pytest.mark.parametrize("dims", [(0, 0), (1, -1), (2,), (-3,)])
+def test_flip_checks_its_dims(dims):
+    cpu, device = _both(lambda d: torch.ones(2, 3, device=d).flip(dims))
+    assert device == cpu
+
+
+def test_flip_of_negative_dims():
+    x = torch.arange(6.0).reshape(2, 3)
+    assert torch.equal(x.to(DEVICE).flip((-1, 0)).cpu(), x.flip((-1, 0)))
+
+
+def test_foreach_list_lengths():
+    cpu, device = _both(lambda d: torch._foreach_add([torch.ones(2, device=d)] * 2,
+                                                     [torch.ones(2, device=d)] * 3))
+    assert device == cpu
