@@ -622,3 +622,20 @@ def test_grid_sample_fallbacks(device, fallbacks):
     for bad_input, bad_grid in [(input, grid[..., :1]), (input, grid.double()), (input[:, :, :0], grid),
                                 (input.expand(2, 2, 4, 4), grid), (input[0], grid[0])]:
         _assert_errors_match(lambda i, g: aten.grid_sampler_2d(i, g, 0, 0, False), [bad_input, bad_grid], device)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_3d(mode, padding_mode, device, fallbacks):
+    torch.manual_seed(0)
+    input = torch.rand(2, 2, 3, 4, 5) * 4 - 2
+    grid = torch.rand(2, 3, 2, 4, 3) * 4 - 2
+    for align_corners in (False, True):
+        (cpu, cpu_grads), (dev, dev_grads) = _run(
+            lambda i, g: F.grid_sample(i, g, mode=mode, padding_mode=padding_mode, align_corners=align_corners),
+            [input, grid], device, grad=True)
+        # Eight taps; the grid's gradient sums them over two channels, times a scale below 3.
+        _assert_same(dev[0], cpu[0], rtol=1e-5, atol=_sum_atol(8, 2.0))
+        _assert_same(dev_grads[0], cpu_grads[0], rtol=1e-5, atol=_sum_atol(16, 4.0))
+        _assert_same(dev_grads[1], cpu_grads[1], rtol=1e-5, atol=_sum_atol(16, 8.0) * 3)
+    _no_fallbacks(fallbacks)

@@ -1,8 +1,8 @@
-"""grid_sampler_2d and its backward for bilinear and nearest interpolation (zeros, border and
-reflection padding), following PyTorch's GridSampler.h: each grid coordinate is unnormalised,
+"""grid_sampler_2d and grid_sampler_3d and their backward for (bi/tri)linear and nearest
+interpolation (zeros, border and reflection padding), following PyTorch's GridSampler.h: each grid coordinate is unnormalised,
 clipped or reflected into the input (one elementwise launch per axis, which also gives the
-coordinate's derivative for the backward), and the input is read at the 2 x 2 corners (or the
-nearest pixel) with gathers over [N, C, H*W]; corners outside the input weigh zero. The
+coordinate's derivative for the backward), and the input is read at the 2^d corners (or the
+nearest pixel) with gathers over [N, C, D*H*W]; corners outside the input weigh zero. The
 backward scatter-adds the weighted gradient at the same corners and sums the corner values
 times the weights' derivatives over the channels for the grid's gradient. Bicubic
 interpolation runs on the CPU."""
@@ -52,42 +52,53 @@ def _coordinates(grid_axis, size, padding_mode, align_corners):
     return coords, slopes
 
 
-def _corners(ix, iy, width, height, mode):
-    """Per tap: the flat index y*W + x (0 outside the input) and the weight (0 outside), as
-    [N, 1, P] tensors, plus for bilinear the weights' derivatives along x and y."""
-    device = ix.device
-    flat = (ix.shape[0], 1, ix.shape[1] * ix.shape[2])
-    ix, iy = ix.reshape(flat), iy.reshape(flat)
-    if mode == _NEAREST:
-        taps = [("x0 round", "x1 round", None)]
-    else:
-        taps = [("x0 floor", "x1 floor", ("x0 floor 1 add x0 sub", "x1 floor 1 add x1 sub")),
-                ("x0 floor 1 add", "x1 floor", ("x0 x0 floor sub", "x1 floor 1 add x1 sub")),
-                ("x0 floor", "x1 floor 1 add", ("x0 floor 1 add x0 sub", "x1 x1 floor sub")),
-                ("x0 floor 1 add", "x1 floor 1 add", ("x0 x0 floor sub", "x1 x1 floor sub"))]
-    # d(weight)/dx for the four bilinear taps: -(y1 - iy), (y1 - iy), -(iy - y0), (iy - y0);
-    # d(weight)/dy: -(x1 - ix), -(ix - x0), (x1 - ix), (ix - x0).
-    signs = [(-1, -1), (1, -1), (-1, 1), (1, 1)]
+def _inside(ends):
+    """A mask program: every axis's tap coordinate within [0, size); sizes are s0, s1, ..."""
+    terms = [f"{end} 0 ge {end} s{a} lt and" for a, end in enumerate(ends)]
+    return " ".join(terms) + " and" * (len(terms) - 1)
+
+
+def _corners(coords, sizes, mode):
+    """Per tap: the flat input index (0 outside the input) and the weight (0 outside) as
+    [N, 1, P] tensors, and for (tri/bi)linear taps the weight's derivative along each grid axis.
+    coords[a] and sizes[a] belong to grid axis a: x (the last input dim), y, then z."""
+    device = coords[0].device
+    flat = (coords[0].shape[0], 1, coords[0][0].numel())
+    coords = [c.reshape(flat) for c in coords]
+    dims = len(coords)
+    strides = [1] * dims
+    for a in range(1, dims):
+        strides[a] = strides[a - 1] * sizes[a - 1]
+    scalars = list(sizes) + strides
     result = []
-    for tap, (x, y, weights) in enumerate(taps):
-        inside = f"{x} 0 ge {x} s0 lt and {y} 0 ge and {y} s1 lt and"
-        index = launch(empty(flat, torch.int64, device), [ix, iy], f"{inside} {y} s0 mul {x} add 0 where", _F32,
-                       [width, height])
-        if weights is None:
-            weight = launch(empty(flat, _F32, device), [ix, iy], f"{inside} 1 0 where", _F32, [width, height])
-            result.append((index, weight, None, None))
-            continue
-        wx, wy = weights
-        weight = launch(empty(flat, _F32, device), [ix, iy], f"{inside} {wx} {wy} mul 0 where", _F32, [width, height])
-        dx = launch(empty(flat, _F32, device), [ix, iy], f"{inside} {wy} {signs[tap][0]} mul 0 where", _F32,
-                    [width, height])
-        dy = launch(empty(flat, _F32, device), [ix, iy], f"{inside} {wx} {signs[tap][1]} mul 0 where", _F32,
-                    [width, height])
-        result.append((index, weight, dx, dy))
+    if mode == _NEAREST:
+        ends = [f"x{a} round" for a in range(dims)]
+        inside = _inside(ends)
+        index = " ".join(f"{end} s{dims + a} mul" for a, end in enumerate(ends)) + " add" * (dims - 1)
+        result.append((launch(empty(flat, torch.int64, device), coords, f"{inside} {index} 0 where", _F32, scalars),
+                       launch(empty(flat, _F32, device), coords, f"{inside} 1 0 where", _F32, scalars), None))
+        return result
+    for tap in range(2 ** dims):
+        upper = [(tap >> a) & 1 for a in range(dims)]
+        ends = [f"x{a} floor 1 add" if up else f"x{a} floor" for a, up in enumerate(upper)]
+        # Linear weights: the distance to the opposite corner along each axis.
+        weights = [f"x{a} x{a} floor sub" if up else f"x{a} floor 1 add x{a} sub" for a, up in enumerate(upper)]
+        inside = _inside(ends)
+        index = " ".join(f"{end} s{dims + a} mul" for a, end in enumerate(ends)) + " add" * (dims - 1)
+        weight = " ".join(weights) + " mul" * (dims - 1)
+        derivatives = []
+        for a in range(dims):
+            others = [w for b, w in enumerate(weights) if b != a]
+            product = " ".join(others) + " mul" * (len(others) - 1)
+            derivatives.append(launch(empty(flat, _F32, device), coords,
+                                      f"{inside} {product} {1 if upper[a] else -1} mul 0 where", _F32, scalars))
+        result.append((launch(empty(flat, torch.int64, device), coords, f"{inside} {index} 0 where", _F32, scalars),
+                       launch(empty(flat, _F32, device), coords, f"{inside} {weight} 0 where", _F32, scalars),
+                       derivatives))
     return result
 
 
-def _check(input, grid, interpolation_mode, padding_mode):
+def _check(input, grid, interpolation_mode, dims):
     """GridSamplerUtils.h's check_grid_sampler_common and check_grid_sampler_2d."""
     sizes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
     if input.dtype != grid.dtype:
@@ -102,19 +113,21 @@ def _check(input, grid, interpolation_mode, padding_mode):
         if input.shape[dim] <= 0:
             raise RuntimeError("grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
                                f"sizes {list(input.shape)} with dimension {dim} being empty")
-    if input.dim() != 4 or grid.dim() != 4:
-        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number of dimensions, but got {sizes}")
-    check_dtype(input, "grid_sampler_2d_cpu", (_F32,))
-    check_dtype(grid, "grid_sampler_2d_cpu", (_F32,))
+    if input.dim() != dims + 2 or grid.dim() != dims + 2:
+        raise RuntimeError(f"grid_sampler(): expected {dims + 2}D input and grid with same number of dimensions, but "
+                           f"got {sizes}")
+    check_dtype(input, f"grid_sampler_{dims}d_cpu", (_F32,))
+    check_dtype(grid, f"grid_sampler_{dims}d_cpu", (_F32,))
     if interpolation_mode not in (_BILINEAR, _NEAREST):
         raise Unsupported()  # bicubic
 
 
 def _taps(input, grid, interpolation_mode, padding_mode, align_corners):
-    height, width = input.shape[2:]
-    ix, slope_x = _coordinates(grid[..., 0], width, padding_mode, align_corners)
-    iy, slope_y = _coordinates(grid[..., 1], height, padding_mode, align_corners)
-    return _corners(ix, iy, width, height, interpolation_mode), slope_x, slope_y
+    """The taps of _corners and each grid axis's coordinate derivative."""
+    sizes = list(input.shape[2:])[::-1]  # grid axis 0 indexes the last input dim
+    coords, slopes = zip(*(_coordinates(grid[..., a], size, padding_mode, align_corners)
+                           for a, size in enumerate(sizes)))
+    return _corners(coords, sizes, interpolation_mode), slopes
 
 
 def _gather(planes, index):
@@ -123,47 +136,65 @@ def _gather(planes, index):
     return values
 
 
-@impl("grid_sampler_2d")
-def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
-    _check(input, grid, interpolation_mode, padding_mode)
+def _sample(input, grid, interpolation_mode, padding_mode, align_corners, dims):
+    _check(input, grid, interpolation_mode, dims)
     batch, channels = input.shape[:2]
-    out_h, out_w = grid.shape[1:3]
-    output = torch.zeros((batch, channels, out_h, out_w), dtype=input.dtype, device=input.device)
+    output = torch.zeros((batch, channels, *grid.shape[1:-1]), dtype=input.dtype, device=input.device)
     if output.numel() == 0 or input.numel() == 0:
         return output
-    taps, _, _ = _taps(input, grid, interpolation_mode, padding_mode, align_corners)
+    taps, _ = _taps(input, grid, interpolation_mode, padding_mode, align_corners)
     planes = input.reshape(batch, channels, -1)
     total = output.view(batch, channels, -1)
-    for index, weight, _, _ in taps:
+    for index, weight, _ in taps:
         launch(total, [total, _gather(planes, index), weight], "x0 x1 x2 mul add", _F32)
     return output
 
 
-@impl("grid_sampler_2d_backward")
-def grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask):
-    _check(input, grid, interpolation_mode, padding_mode)
+def _sample_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask, dims):
+    _check(input, grid, interpolation_mode, dims)
     batch, channels = input.shape[:2]
     grad_input = torch.zeros(input.shape, dtype=_F32, device=input.device)
     grad_grid = torch.zeros(grid.shape, dtype=_F32, device=grid.device)
     if grad_output.numel() > 0 and input.numel() > 0:
-        taps, slope_x, slope_y = _taps(input, grid, interpolation_mode, padding_mode, align_corners)
+        taps, slopes = _taps(input, grid, interpolation_mode, padding_mode, align_corners)
         grads = grad_output.reshape(batch, channels, -1)
         planes = input.reshape(batch, channels, -1)
         flat_grad_input = grad_input.view(batch, channels, -1)
-        along_x = torch.zeros(grads.shape, dtype=_F32, device=input.device)
-        along_y = torch.zeros(grads.shape, dtype=_F32, device=input.device)
-        for index, weight, dx, dy in taps:
+        along = [torch.zeros(grads.shape, dtype=_F32, device=input.device) for _ in slopes]
+        for index, weight, derivatives in taps:
             if output_mask[0]:
                 weighted = launch(empty(grads.shape, _F32, input.device), [grads, weight], "x0 x1 mul", _F32)
                 _ops.scatter(flat_grad_input, 2, index.expand(grads.shape), weighted, True)
-            if output_mask[1] and dx is not None:
+            if output_mask[1] and derivatives is not None:
                 values = _gather(planes, index)
-                launch(along_x, [along_x, values, dx, grads], "x0 x1 x2 mul x3 mul add", _F32)
-                launch(along_y, [along_y, values, dy, grads], "x0 x1 x2 mul x3 mul add", _F32)
+                for summed, derivative in zip(along, derivatives):
+                    launch(summed, [summed, values, derivative, grads], "x0 x1 x2 mul x3 mul add", _F32)
         if output_mask[1] and interpolation_mode == _BILINEAR:
-            points = grid.shape[:3]
-            for axis, (summed, slope) in enumerate(((along_x, slope_x), (along_y, slope_y))):
+            points = grid.shape[:-1]
+            for axis, (summed, slope) in enumerate(zip(along, slopes)):
                 total = reduce_into("sum", summed, [1], _F32).view(points)
                 launch(grad_grid[..., axis], [total, slope], "x0 x1 mul", _F32)
     return (grad_input.to(input.dtype) if output_mask[0] else None,
             grad_grid.to(grid.dtype) if output_mask[1] else None)
+
+
+@impl("grid_sampler_2d")
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    return _sample(input, grid, interpolation_mode, padding_mode, align_corners, 2)
+
+
+@impl("grid_sampler_2d_backward")
+def grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask):
+    return _sample_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,
+                            2)
+
+
+@impl("grid_sampler_3d")
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    return _sample(input, grid, interpolation_mode, padding_mode, align_corners, 3)
+
+
+@impl("grid_sampler_3d_backward")
+def grid_sampler_3d_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask):
+    return _sample_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,
+                            3)
