@@ -149,9 +149,10 @@ TEST_F(ScanTest, FloatSumsWithinTheirBound) {
 }
 
 TEST_F(ScanTest, LongRowsStreamInChunks) {
-  // Half of 64 KiB holds about 7600 f32 steps of one lane, 64 steps of 40 i32 lanes computed in
+  // Half of 64 KiB holds about 5000 f32 steps of one lane stored as bf16 (an f32 output would
+  // take the blocked scan), 64 steps of 40 i32 lanes computed in
   // i64, 700 steps of 3 f16 lanes with their indices, 2500 steps of 3 f32 lanes.
-  expectScan({ScanKind::Sum, DType::F32, DType::F32, 1, 20000, 1},
+  expectScan({ScanKind::Sum, DType::F32, DType::BF16, 1, 20000, 1},
              [](Strided& x) { randomIn(x, -1, 1); });
   expectScan({ScanKind::Sum, DType::I32, DType::I64, 2, 900, 40},
              [](Strided& x) { randomIn(x, -50, 50); });
@@ -159,6 +160,22 @@ TEST_F(ScanTest, LongRowsStreamInChunks) {
              [](Strided& x) { randomIn(x, -100, 100); });
   expectScan({ScanKind::LogSumExp, DType::F32, DType::F32, 3, 4000, 1},
              [](Strided& x) { randomIn(x, -5, 5); });
+}
+
+TEST_F(ScanTest, LongFewLanesScanInBlocks) {
+  // 5000 steps: rows of 71 steps and a tail of 30; 4900 steps: 70 rows of 70, no tail.
+  expectScan({ScanKind::Sum, DType::I32, DType::I64, 3, 5000, 1},
+             [](Strided& x) { randomIn(x, -1000, 1000); });
+  expectScan({ScanKind::Sum, DType::U8, DType::I64, 1, 4900, 1},
+             [](Strided& x) { randomIn(x, 0, 1); });
+  expectScan({ScanKind::Sum, DType::F32, DType::F32, 2, 5000, 1, true},
+             [](Strided& x) { randomIn(x, -1, 1); });
+  expectScan({ScanKind::Prod, DType::I64, DType::I64, 1, 5000, 1}, [](Strided& x) {
+    randomIn(x, 0, 1);
+    for (double& v : x.storage) v = v == 0 ? -1 : 1;
+  });
+  expectScan({ScanKind::Prod, DType::F32, DType::F32, 2, 4500, 1},
+             [](Strided& x) { randomIn(x, 0.999, 1.001); });
 }
 
 TEST_F(ScanTest, LanesAlongGAndStridedViews) {

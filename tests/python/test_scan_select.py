@@ -107,7 +107,7 @@ def test_scans_of_non_contiguous_and_long_inputs(device, fallbacks):
     x = _values((6, 40, 5), torch.float32).transpose(0, 2)[:, ::3]
     for dim in range(3):
         _check_scan(torch.cumsum(x.to(device), dim), torch.cumsum(x, dim), x, dim, "sum")
-    long = _values((3, 30000), torch.int32)
+    long = _values((3, 30001), torch.int32)  # blocked, with a tail
     assert torch.equal(torch.cumsum(long.to(device), 1).cpu(), torch.cumsum(long, 1))
     assert torch.equal(torch.cummax(long.to(device), 1).indices.cpu(), torch.cummax(long, 1).indices)
     assert fallbacks() == {}
@@ -180,7 +180,7 @@ def test_backward_matches_cpu(device, fallbacks, op):
 
 
 SELECT_DTYPES = [torch.float32, torch.bfloat16, torch.int32, torch.int64, torch.uint8, torch.bool]
-SELECT_SHAPES = [(), (0,), (1,), (9,), (4, 0), (3, 4), (2, 3, 4), (50, 41)]  # 2050 > one lane
+SELECT_SHAPES = [(), (0,), (1,), (9,), (4, 0), (3, 4), (2, 3, 4), (50, 101)]  # 5050: a blocked scan
 
 
 def _sparse(shape, dtype, seed=0):
@@ -300,8 +300,10 @@ def test_launch_counts(device):
     assert _launches_of(lambda: torch.masked_select(x, mask)) == 4
     y = x.clone()
     assert _launches_of(lambda: y.masked_scatter_(mask, x)) == 5
-    # Longer masks are scanned as a block (rows, their totals, the offsets' two launches) and
-    # padded to it (one fill): four more launches, however long.
-    for n in (2000, 100000):
+    # Masks of 4096 elements and more are scanned in blocks: the rows, their totals, the
+    # offsets' launch (and for lengths that are no multiple of the rows, the tail's scan and
+    # its offset): two to four more launches, however long.
+    for n, extra in ((4900, 2), (5000, 4), (100000, 4)):
         long = _sparse((n,), torch.float32).to(device)
-        assert _launches_of(lambda: torch.nonzero(long)) == 9
+        assert _launches_of(lambda: torch.nonzero(long)) == 5 + extra
+        assert _launches_of(lambda: torch.cumsum(long, 0)) == 1 + extra

@@ -3,10 +3,12 @@
 #include "torch_backend/ops/scan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "torch_backend/ops/elementwise.h"
 #include "torch_backend/ops/kernel_cache.h"
 #include "torch_backend/ops/scan_kernel.h"
 
@@ -145,6 +147,72 @@ TensorView lanesAlongG(TensorView v) {
   return v;
 }
 
+// One launch of the scan kernel.
+void launchScan(const LaunchContext& ctx, const TensorView& out, const TensorView& indices,
+                const TensorView& in, const ScanShape& shape) {
+  TensorView i = in, o = out, x = shape.withIndex() ? indices : TensorView{};
+  if (in.sizes[2] == 1 && in.sizes[0] > 1) {
+    i = lanesAlongG(i);
+    o = lanesAlongG(o);
+    if (x.data != nullptr) x = lanesAlongG(x);
+  }
+  const Plan p = plan(shape, i.sizes[0], i.sizes[1], i.sizes[2], ctx.device);
+  const KernelRef fn =
+      cachedKernel(ctx.device, shape.key(), [&] { return detail::buildScanKernel(shape); });
+  launch(ctx, fn, {static_cast<uint32_t>(p.gridX()), static_cast<uint32_t>(p.g), 1},
+         arguments(p, i, o, x));
+}
+
+// Few lanes this long are scanned in blocks (blockedScan).
+constexpr int64_t kBlockedSteps = 4096;
+constexpr int64_t kBlockedLanes = 16;
+
+// Sums and products along the last dim (C = 1) of few lanes, long ones, into their compute type.
+bool blocks(const ScanShape& shape, const TensorView& in) {
+  return (shape.kind == ScanKind::Sum || shape.kind == ScanKind::Prod) &&
+         shape.out == shape.compute() && in.sizes[2] == 1 && in.sizes[0] <= kBlockedLanes &&
+         in.sizes[1] >= kBlockedSteps;
+}
+
+TensorView offsetView(const TensorView& v, int64_t elements, std::vector<int64_t> sizes,
+                      std::vector<int64_t> strides) {
+  return {static_cast<uint8_t*>(v.data) + elements * isa::dtypeSize(v.dtype), v.dtype,
+          std::move(sizes), std::move(strides)};
+}
+
+// A lane of N steps is cut into R rows of B steps (B about sqrt(N)): the rows are scanned side
+// by side (R lanes of B steps), then the rows' totals in place (R steps), then every row past
+// the first combines its other elements with the total before it (one elementwise launch); a
+// tail of N mod B steps is scanned last and combined with the total before it. Three launches
+// (five with a tail) of about sqrt(N) steps each instead of one of N steps. The sums are then
+// associated by rows rather than strictly left to right: as deterministic, and their error
+// bound no larger.
+void blockedScan(const LaunchContext& ctx, const TensorView& out, const TensorView& in,
+                 const ScanShape& shape) {
+  const int64_t g = in.sizes[0], n = in.sizes[1];
+  const int64_t b = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
+  const int64_t r = n / b, m = r * b, t = n - m;
+  const int64_t ig = in.strides[0], in1 = in.strides[1], og = out.strides[0], on = out.strides[1];
+  launchScan(ctx, offsetView(out, 0, {g, b, r}, {og, on, b * on}), {},
+             offsetView(in, 0, {g, b, r}, {ig, in1, b * in1}), shape);
+  const TensorView totals = offsetView(out, (b - 1) * on, {g, r, 1}, {og, b * on, 0});
+  const ScanShape totalShape{shape.kind, shape.out, shape.out};
+  launchScan(ctx, totals, {}, totals, totalShape);
+  const isa::DType cs = shape.compute();
+  const std::string program = shape.kind == ScanKind::Sum ? "x0 x1 add" : "x0 x1 mul";
+  if (r > 1 && b > 1) {
+    const TensorView rows = offsetView(out, b * on, {g, r - 1, b - 1}, {og, b * on, on});
+    const TensorView before = offsetView(out, (b - 1) * on, {g, r - 1, b - 1}, {og, b * on, 0});
+    elementwise(ctx, rows, {rows, before}, program, cs, {});
+  }
+  if (t > 0) {
+    const TensorView tailOut = offsetView(out, m * on, {g, t, 1}, {og, on, 0});
+    launchScan(ctx, tailOut, {}, offsetView(in, m * in1, {g, t, 1}, {ig, in1, 0}), shape);
+    const TensorView last = offsetView(out, (m - 1) * on, {g, t, 1}, {og, 0, 0});
+    elementwise(ctx, tailOut, {tailOut, last}, program, cs, {});
+  }
+}
+
 }  // namespace
 
 void scan(const LaunchContext& ctx, const TensorView& out, const TensorView& indices,
@@ -168,17 +236,8 @@ void scan(const LaunchContext& ctx, const TensorView& out, const TensorView& ind
     }
   }
   if (in.numel() == 0) return;
-  TensorView i = in, o = out, x = shape.withIndex() ? indices : TensorView{};
-  if (in.sizes[2] == 1 && in.sizes[0] > 1) {
-    i = lanesAlongG(i);
-    o = lanesAlongG(o);
-    if (x.data != nullptr) x = lanesAlongG(x);
-  }
-  const Plan p = plan(shape, i.sizes[0], i.sizes[1], i.sizes[2], ctx.device);
-  const KernelRef fn =
-      cachedKernel(ctx.device, shape.key(), [&] { return detail::buildScanKernel(shape); });
-  launch(ctx, fn, {static_cast<uint32_t>(p.gridX()), static_cast<uint32_t>(p.g), 1},
-         arguments(p, i, o, x));
+  if (blocks(shape, in)) return blockedScan(ctx, out, in, shape);
+  launchScan(ctx, out, indices, in, shape);
 }
 
 }  // namespace mimic::ops

@@ -14,43 +14,21 @@ from ._lib import NATIVE_DTYPES, Unsupported, compute_dtype, empty, impl, launch
 
 _ops = torch.ops.mimic
 
-# Masks up to this many elements are scanned as one lane in one launch; longer ones as a
-# [rows, columns] block (rows side by side), then the rows' totals, then one add of the
-# offsets: three launches of about sqrt(n) steps each instead of one of n steps.
-_ONE_LANE = 1024
-
 
 def _slots(flags):
-    """The inclusive running count (int64, 1-D) of ``flags``, a contiguous 1-D u8/bool buffer
-    whose length is the returned block's size (zero padding past the mask's elements)."""
-    n = flags.numel()
-    slots = empty([n], torch.int64, flags.device)
-    if n <= _ONE_LANE:
-        _ops.scan(slots, None, flags, 0, "sum")
-        return slots
-    columns = math.isqrt(n)
-    rows = n // columns
-    block = slots.view(rows, columns)
-    _ops.scan(block, None, flags.view(rows, columns), 1, "sum")
-    totals = block[:, -1]
-    before = empty([rows], torch.int64, flags.device)
-    _ops.scan(before, None, totals, 0, "sum")
-    # Each row's offset is the count before it: the running total less its own row's.
-    launch(before, [before, totals], "x0 x1 sub", torch.int64)
-    launch(block, [block, before.view(rows, 1)], "x0 x1 add", torch.int64)
+    """The inclusive running count (int64) of the 1-D bool buffer ``flags``: one scan (long
+    masks take the scan's blocked form, a few launches of about sqrt(n) steps)."""
+    slots = empty([flags.numel()], torch.int64, flags.device)
+    _ops.scan(slots, None, flags, 0, "sum")
     return slots
 
 
 def _mask_flags(mask, shape):
-    """mask (expanded to ``shape``) != 0 as a contiguous 1-D bool buffer sized for _slots, and
-    the number of mask elements. A byte mask holding values other than 0 and 1 selects where
-    it is nonzero, as PyTorch's kernels read it."""
+    """mask (expanded to ``shape``) != 0 as a contiguous 1-D bool buffer, and its length. A byte
+    mask selects where it is nonzero, as PyTorch's kernels read it."""
     n = math.prod(shape)
-    padded = n if n <= _ONE_LANE else (n // math.isqrt(n) + (n % math.isqrt(n) != 0)) * math.isqrt(n)
-    flags = empty([padded], torch.bool, mask.device)
-    if padded > n:
-        flags[n:].zero_()
-    torch.ne(mask.expand(shape), 0, out=flags[:n].view(shape))
+    flags = empty([n], torch.bool, mask.device)
+    torch.ne(mask.expand(shape), 0, out=flags.view(shape))
     return flags, n
 
 
@@ -63,7 +41,7 @@ def _gather_selected(values, flags, slots, n, count, shape):
     set, in row-major order."""
     result = empty([count + 1], values.dtype, values.device)
     target = empty(shape, torch.int64, values.device)
-    launch(target, [flags[:n].view(shape), slots[:n].view(shape)], "x0 x1 1 sub s0 where", torch.int64,
+    launch(target, [flags.view(shape), slots.view(shape)], "x0 x1 1 sub s0 where", torch.int64,
            [count])
     _ops.index_put(result, [target], values.expand(shape), False)
     return result[:count]
@@ -92,7 +70,7 @@ def _nonzero(self):
            torch.int64, [rank])
     result = empty([count + 1, rank], torch.int64, self.device)
     target = empty([n], torch.int64, self.device)
-    launch(target, [flags[:n], slots[:n]], "x0 x1 1 sub s0 where", torch.int64, [count])
+    launch(target, [flags, slots], "x0 x1 1 sub s0 where", torch.int64, [count])
     _ops.index_put(result, [target], coordinates, False)
     return result[:count]
 
@@ -179,10 +157,10 @@ def masked_scatter_(self, mask, source):
     # Element i takes source element slots[i] - 1 where it is selected (index 0 elsewhere, a
     # valid index that where() then discards).
     picks = empty(shape, torch.int64, self.device)
-    launch(picks, [slots[:n].view(shape)], "x0 1 sub 0 max", torch.int64)
+    launch(picks, [slots.view(shape)], "x0 1 sub 0 max", torch.int64)
     taken = empty([n], self.dtype, self.device)
     _ops.index_select(taken, source.reshape(-1), 0, picks.view(-1))
-    launch(self, [flags[:n].view(shape), taken.view(shape), self], "x0 x1 x2 where", compute_dtype(self.dtype))
+    launch(self, [flags.view(shape), taken.view(shape), self], "x0 x1 x2 where", compute_dtype(self.dtype))
     return self
 
 
