@@ -130,8 +130,8 @@ def test_max_unpool(dims, device, fallbacks):
     unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[dims - 1]
     x = torch.randn(2, 3, *(6,) * dims)
     values, indices = pool(x, 3, 2, 1, return_indices=True)
-    (cpu, cpu_grads), (dev, dev_grads) = _run(lambda v, i: unpool(v, i, 3, 2, 1, output_size=x.shape), [values, indices],
-                                              device, grad=True)
+    (cpu, cpu_grads), (dev, dev_grads) = _run(lambda v, i: unpool(v, i, 3, 2, 1, output_size=x.shape),
+                                              [values, indices], device, grad=True)
     _assert_same(dev[0], cpu[0])
     _assert_same(dev_grads[0], cpu_grads[0])
     _no_fallbacks(fallbacks)

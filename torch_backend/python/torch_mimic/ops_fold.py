@@ -90,17 +90,18 @@ def col2im(self, output_size, kernel_size, dilation, padding, stride):
                            f"dimensions for input, but got: {list(self.shape)}")
     planes, length = self.shape[-2:]
     if planes % (kernel[0] * kernel[1]) != 0:
-        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got "
-                           f"input.size(1)={planes} and kernel_size={kernel}.")
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+                           f"but got input.size(1)={planes} and kernel_size={kernel}.")
     blocks = tuple(_blocks(*args) for args in zip(output_size, kernel, dilation, padding, stride))
     described = (f"Given output_size={output_size}, kernel_size={kernel}, dilation={dilation}, padding={padding}, "
                  f"stride={stride}, ")
     if length != blocks[0] * blocks[1]:
         raise RuntimeError(f"{described}expected size of input's dimension 2 to match the calculated number of sliding "
-                           f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got input.size(2)={length}.")
+                           f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, "
+                           f"but got input.size(2)={length}.")
     if min(blocks) < 1:
-        raise RuntimeError(f"{described}calculated shape of the array of sliding blocks as {blocks}, which is too small "
-                           "(non-positive)")
+        raise RuntimeError(f"{described}calculated shape of the array of sliding blocks as {blocks}, "
+                           "which is too small (non-positive)")
     if min(output_size) < 1:
         raise RuntimeError(f"Expected output spatial size to be positive, but got: output_size={output_size}.")
     check_dtype(self, "col2im_out_cpu", FLOAT_DTYPES)

@@ -1,11 +1,11 @@
 """grid_sampler_2d and grid_sampler_3d and their backward for (bi/tri)linear and nearest
-interpolation (zeros, border and reflection padding), following PyTorch's GridSampler.h: each grid coordinate is unnormalised,
-clipped or reflected into the input (one elementwise launch per axis, which also gives the
-coordinate's derivative for the backward), and the input is read at the 2^d corners (or the
-nearest pixel) with gathers over [N, C, D*H*W]; corners outside the input weigh zero. The
-backward scatter-adds the weighted gradient at the same corners and sums the corner values
-times the weights' derivatives over the channels for the grid's gradient. Bicubic
-interpolation runs on the CPU."""
+interpolation (zeros, border and reflection padding), following PyTorch's GridSampler.h: each
+grid coordinate is unnormalised, clipped or reflected into the input (a few elementwise launches
+per axis, which also give the coordinate's derivative for the backward), and the input is read
+at the 2^d corners (or the nearest pixel) with gathers over [N, C, D*H*W]; corners outside the
+input weigh zero. The backward scatter-adds the weighted gradient at the same corners and sums
+the corner values times the weights' derivatives over the channels for the grid's gradient.
+Bicubic interpolation runs on the CPU."""
 import torch
 
 from ._dtype_checks import check_dtype, type_name
