@@ -4,6 +4,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 
+#include "torch_backend/aten/complex_pointwise.h"
 #include "torch_backend/aten/device_call.h"
 #include "torch_backend/ops/elementwise.h"
 #include "torch_backend/src/aten_core.h"
@@ -145,6 +146,7 @@ std::unique_ptr<PointwiseKernel> PointwiseKernel::forSchema(const c10::FunctionS
     kernel->programs_.push_back(std::move(program));
   }
   if (kernel->programs_.empty()) return nullptr;
+  kernel->complex_ = findComplexPointwiseOp(op);
   return kernel;
 }
 
@@ -285,8 +287,16 @@ void PointwiseKernel::run(const PointwiseLaunch& launch) const {
 void PointwiseKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKeySet,
                                  torch::jit::Stack* stack) {
   const size_t count = op.schema().arguments().size();
+  const c10::IValue* args = stack->data() + (stack->size() - count);
+  at::Tensor complexResult;
+  if (complex_ && runComplexPointwise(*complex_, op.schema(), args, output_ == Output::InPlace,
+                                      outArgument_, &complexResult)) {
+    torch::jit::drop(*stack, count);
+    torch::jit::push(*stack, std::move(complexResult));
+    return;
+  }
   PointwiseLaunch launch;
-  if (!prepare(stack->data() + (stack->size() - count), &launch)) return cpuFallback(op, stack);
+  if (!prepare(args, &launch)) return cpuFallback(op, stack);
   run(launch);
   torch::jit::drop(*stack, count);
   torch::jit::push(*stack, std::move(launch.target));

@@ -20,6 +20,8 @@
 
 namespace mimic::torch_backend::aten {
 
+struct ComplexPointwiseOp;
+
 // One call's launch, prepared: the _foreach_ kernels gather these to launch a list at once.
 struct PointwiseLaunch {
   at::Tensor target;                     // the result: new, self or out
@@ -65,6 +67,7 @@ class PointwiseKernel final : public c10::OperatorKernel {
   Output output_;
   int outArgument_;  // the out= argument's position, or -1
   std::vector<Program> programs_;
+  const ComplexPointwiseOp* complex_ = nullptr;  // complex64 calls run there (complex_pointwise.h)
 };
 
 }  // namespace mimic::torch_backend::aten

@@ -1,0 +1,415 @@
+#include "torch_backend/aten/complex_pointwise.h"
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
+
+#include <sstream>
+
+#include "torch_backend/aten/device_call.h"
+#include "torch_backend/ops/elementwise.h"
+#include "torch_backend/ops/elementwise_program.h"
+#include "torch_backend/src/aten_core.h"
+#include "torch_backend/src/device_runtime.h"
+#include "torch_backend/src/tensor_bridge.h"
+
+namespace mimic::torch_backend::aten {
+namespace {
+
+// One value of a program: its real and imaginary parts as expressions of the elementwise
+// language. A real operand has the literal "0" as its imaginary part, so that the builders below
+// drop the products it would zero (a real divisor divides each part, as the CPU's does).
+struct Part {
+  std::string re, im;
+};
+
+// Builders of RPN text that fold the literals 0 and 1, which real operands and unit alphas give.
+std::string add(const std::string& a, const std::string& b) {
+  if (a == "0") return b;
+  if (b == "0") return a;
+  return a + " " + b + " add";
+}
+std::string neg(const std::string& a) {
+  return a == "0" ? a : a + " neg";
+}
+std::string sub(const std::string& a, const std::string& b) {
+  if (b == "0") return a;
+  if (a == "0") return neg(b);
+  return a + " " + b + " sub";
+}
+std::string mul(const std::string& a, const std::string& b) {
+  if (a == "0" || b == "0") return "0";
+  if (a == "1") return b;
+  if (b == "1") return a;
+  return a + " " + b + " mul";
+}
+std::string div(const std::string& a, const std::string& b) {
+  return a == "0" ? a : a + " " + b + " div";
+}
+std::string call(const std::string& a, const char* op) {
+  return a + " " + op;
+}
+// mask ? a : b
+std::string where(const std::string& mask, const std::string& a, const std::string& b) {
+  return mask + " " + a + " " + b + " where";
+}
+
+Part complexMul(const Part& a, const Part& b) {
+  return {sub(mul(a.re, b.re), mul(a.im, b.im)), add(mul(a.re, b.im), mul(a.im, b.re))};
+}
+
+// a / b, with b scaled by max(|b.re|, |b.im|) first so that |b|^2 neither overflows nor
+// underflows where the quotient is representable (as the CPU's Smith-style division avoids).
+Part complexDiv(const Part& a, const Part& b) {
+  if (b.im == "0") return {div(a.re, b.re), div(a.im, b.re)};
+  const std::string scale = b.re + " abs " + b.im + " abs max";
+  const std::string c = div(b.re, scale), d = div(b.im, scale);
+  const std::string norm = add(mul(c, c), mul(d, d));
+  return {div(div(add(mul(a.re, c), mul(a.im, d)), norm), scale),
+          div(div(sub(mul(a.im, c), mul(a.re, d)), norm), scale)};
+}
+
+// |z| as hypot computes it: scaled by the larger part, 0 for 0 and inf when a part is infinite.
+std::string complexAbs(const Part& z) {
+  if (z.im == "0") return call(z.re, "abs");
+  const std::string scale = z.re + " abs " + z.im + " abs max";
+  const std::string x = div(z.re, scale), y = div(z.im, scale);
+  const std::string scaled = mul(scale, call(add(mul(x, x), mul(y, y)), "sqrt"));
+  return where(scale + " 0 eq", "0", where(scale + " inf eq", "inf", scaled));
+}
+
+enum class ComplexResult {
+  Complex,  // the promoted type, which must be complex64
+  Real,     // float32 (abs of complex64)
+  Bool,     // bool (comparisons, isnan)
+  Self,     // self's type, which must be complex64 (fill_, zero_, masked_fill_)
+};
+
+}  // namespace
+
+// An op of the complex table: the schema arguments it reads, the ones that decide the result
+// type, and the programs (one per part of the result) over their parts.
+struct ComplexPointwiseOp {
+  std::string_view name;
+  std::vector<std::string_view> operands;  // schema argument names, in the order `build` reads
+  std::vector<std::string_view> promoted;  // those deciding the result type; empty = all
+  ComplexResult result = ComplexResult::Complex;
+  std::vector<std::string> (*build)(const std::vector<Part>& parts) = nullptr;
+};
+
+namespace {
+
+std::vector<std::string> pair(const Part& p) {
+  return {p.re, p.im};
+}
+
+// alpha scales other: self + alpha * other (the operand list ends with alpha when the schema has
+// one; it is the literal 1 when it is 1).
+Part scaled(const std::vector<Part>& parts) {
+  return parts.size() > 2 ? complexMul(parts[1], parts[2]) : parts[1];
+}
+
+const std::vector<ComplexPointwiseOp>& complexOps() {
+  using R = ComplexResult;
+  using P = const std::vector<Part>&;
+  static const std::vector<ComplexPointwiseOp> ops = {
+      {"add",
+       {"self", "other", "alpha"},
+       {"self", "other"},
+       R::Complex,
+       [](P p) {
+         const Part b = scaled(p);
+         return pair({add(p[0].re, b.re), add(p[0].im, b.im)});
+       }},
+      {"sub",
+       {"self", "other", "alpha"},
+       {"self", "other"},
+       R::Complex,
+       [](P p) {
+         const Part b = scaled(p);
+         return pair({sub(p[0].re, b.re), sub(p[0].im, b.im)});
+       }},
+      {"mul", {"self", "other"}, {}, R::Complex, [](P p) { return pair(complexMul(p[0], p[1])); }},
+      {"div", {"self", "other"}, {}, R::Complex, [](P p) { return pair(complexDiv(p[0], p[1])); }},
+      {"reciprocal",
+       {"self"},
+       {},
+       R::Complex,
+       [](P p) {
+         return pair(complexDiv({"1", "0"}, p[0]));
+       }},
+      {"neg",
+       {"self"},
+       {},
+       R::Complex,
+       [](P p) {
+         return pair({neg(p[0].re), neg(p[0].im)});
+       }},
+      {"exp",
+       {"self"},
+       {},
+       R::Complex,
+       [](P p) {
+         const std::string e = call(p[0].re, "exp");
+         return pair({mul(e, call(p[0].im, "cos")), mul(e, call(p[0].im, "sin"))});
+       }},
+      {"sgn",
+       {"self"},
+       {},
+       R::Complex,
+       [](P p) {
+         const std::string a = complexAbs(p[0]);
+         return pair(
+             {where(a + " 0 eq", "0", div(p[0].re, a)), where(a + " 0 eq", "0", div(p[0].im, a))});
+       }},
+      {"abs",
+       {"self"},
+       {},
+       R::Real,
+       [](P p) { return std::vector<std::string>{complexAbs(p[0])}; }},
+      {"eq",
+       {"self", "other"},
+       {},
+       R::Bool,
+       [](P p) {
+         return std::vector<std::string>{p[0].re + " " + p[1].re + " eq " + p[0].im + " " +
+                                         p[1].im + " eq and"};
+       }},
+      {"ne",
+       {"self", "other"},
+       {},
+       R::Bool,
+       [](P p) {
+         return std::vector<std::string>{p[0].re + " " + p[1].re + " ne " + p[0].im + " " +
+                                         p[1].im + " ne or"};
+       }},
+      {"isnan",
+       {"self"},
+       {},
+       R::Bool,
+       [](P p) {
+         return std::vector<std::string>{p[0].re + " " + p[0].re + " ne " + p[0].im + " " +
+                                         p[0].im + " ne or"};
+       }},
+      {"where",
+       {"condition", "self", "other"},
+       {"self", "other"},
+       R::Complex,
+       [](P p) {
+         const std::string mask = p[0].re + " 0 ne";
+         return pair({where(mask, p[1].re, p[2].re), where(mask, p[1].im, p[2].im)});
+       }},
+      {"masked_fill",
+       {"self", "mask", "value"},
+       {"self"},
+       R::Self,
+       [](P p) {
+         const std::string mask = p[1].re + " 0 ne";
+         return pair({where(mask, p[2].re, p[0].re), where(mask, p[2].im, p[0].im)});
+       }},
+      {"fill", {"self", "value"}, {"self"}, R::Self, [](P p) { return pair(p[1]); }},
+      {"zero",
+       {"self"},
+       {},
+       R::Self,
+       [](P) {
+         return pair({"0", "0"});
+       }},
+  };
+  return ops;
+}
+
+// The float32 view of part `part` (0: real, 1: imaginary) of a complex64 tensor.
+ops::TensorView partOf(const at::Tensor& t, int part) {
+  ops::TensorView view;
+  view.data = static_cast<char*>(t.data_ptr()) + part * sizeof(float);
+  view.dtype = isa::DType::F32;
+  view.sizes = t.sizes().vec();
+  for (int64_t stride : t.strides()) view.strides.push_back(2 * stride);
+  return view;
+}
+
+// Broadcasts `view` to `shape`: leading and size-1 dims that grow get stride 0.
+void expandTo(ops::TensorView& view, at::IntArrayRef shape) {
+  const size_t rank = shape.size(), lead = rank - view.sizes.size();
+  std::vector<int64_t> strides(rank, 0);
+  for (size_t d = lead; d < rank; ++d) {
+    if (view.sizes[d - lead] == shape[d]) strides[d] = view.strides[d - lead];
+  }
+  view.sizes.assign(shape.begin(), shape.end());
+  view.strides = std::move(strides);
+}
+
+std::string shapeText(at::IntArrayRef shape) {
+  std::ostringstream text;
+  text << shape;
+  return text.str();
+}
+
+bool isComplexValue(const c10::IValue& value) {
+  if (value.isTensor()) return value.toTensor().is_complex();
+  return value.isComplexDouble();
+}
+
+// A real scalar argument: literals for 0 and 1 (so that a unit alpha costs nothing and stays
+// exact), a kernel argument otherwise.
+std::string realScalar(double value, std::vector<ops::ScalarArg>* scalars) {
+  if (value == 0 || value == 1) return value == 0 ? "0" : "1";
+  scalars->push_back(ops::ScalarArg(value));
+  return "s" + std::to_string(scalars->size() - 1);
+}
+
+}  // namespace
+
+const ComplexPointwiseOp* findComplexPointwiseOp(std::string_view op) {
+  for (const ComplexPointwiseOp& entry : complexOps()) {
+    if (entry.name == op) return &entry;
+  }
+  return nullptr;
+}
+
+bool runComplexPointwise(const ComplexPointwiseOp& op, const c10::FunctionSchema& schema,
+                         const c10::IValue* args, bool inPlace, int outArgument,
+                         at::Tensor* result) {
+  std::vector<int> positions;
+  bool complex = outArgument >= 0 && isComplexValue(args[outArgument]);
+  for (std::string_view name : op.operands) {
+    const c10::optional<int> position =
+        schema.argumentIndexWithName(c10::string_view(name.data(), name.size()));
+    if (!position) continue;  // alpha of an overload without one
+    positions.push_back(*position);
+    complex = complex || isComplexValue(args[*position]);
+  }
+  if (!complex) return false;
+  // div with a rounding mode: the CPU raises the error complex operands get.
+  const c10::optional<int> mode = schema.argumentIndexWithName("rounding_mode");
+  if (mode && !args[*mode].isNone()) return false;
+
+  at::native::ResultTypeState state;
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const std::string_view name = op.operands[i];
+    bool promotes = op.promoted.empty();
+    for (std::string_view p : op.promoted) promotes = promotes || p == name;
+    if (!promotes) continue;
+    const c10::IValue& value = args[positions[i]];
+    state = value.isTensor() ? at::native::update_result_type_state(value.toTensor(), state)
+                             : at::native::update_result_type_state(value.toScalar(), state);
+  }
+  const at::ScalarType promoted = at::native::result_type(state);
+  const at::Tensor* self = args[0].isTensor() ? &args[0].toTensor() : nullptr;
+  if (op.result == ComplexResult::Self) {
+    if (!self || self->scalar_type() != at::kComplexFloat) return false;
+  } else if (promoted != at::kComplexFloat) {
+    return false;
+  }
+  const at::ScalarType resultType = op.result == ComplexResult::Real   ? at::kFloat
+                                    : op.result == ComplexResult::Bool ? at::kBool
+                                                                       : at::kComplexFloat;
+
+  // Device tensors are inputs (two for a complex one); numbers and CPU 0-dim tensors scalars.
+  std::vector<Part> parts;
+  std::vector<const at::Tensor*> tensors;
+  std::vector<ops::TensorView> inputs;
+  std::vector<ops::ScalarArg> scalars;
+  auto input = [&](ops::TensorView view) {
+    inputs.push_back(std::move(view));
+    return "x" + std::to_string(inputs.size() - 1);
+  };
+  for (int position : positions) {
+    const c10::IValue& value = args[position];
+    if (value.isTensor() && value.toTensor().device().type() == kDeviceType) {
+      const at::Tensor& t = value.toTensor();
+      TORCH_CHECK(tensors.empty() || t.device() == tensors[0]->device(),
+                  "Expected all tensors to be on the same device, but found at least two devices, ",
+                  tensors[0]->device(), " and ", t.device(), "! (in ", schema.name(), ")");
+      if (t.is_neg()) return false;
+      tensors.push_back(&t);
+      if (t.scalar_type() == at::kComplexFloat) {
+        const std::string re = input(partOf(t, 0)), im = input(partOf(t, 1));
+        parts.push_back({re, t.is_conj() ? neg(im) : im});
+      } else if (deviceComputes(t.scalar_type()) && !t.is_complex()) {
+        parts.push_back({input(viewOf(t)), "0"});
+      } else {
+        return false;  // complex128, or a real type the device does not compute in
+      }
+      continue;
+    }
+    c10::Scalar scalar;
+    if (value.isTensor()) {
+      const at::Tensor& t = value.toTensor();
+      TORCH_CHECK(t.dim() == 0 && t.is_cpu(),
+                  "Expected all tensors to be on the same device, but found at least two devices, ",
+                  kDeviceType, " and ", t.device(), "! (in ", schema.name(), ")");
+      scalar = t.item();
+    } else {
+      scalar = value.toScalar();
+    }
+    if (scalar.isComplex()) {
+      const c10::complex<double> z = scalar.toComplexDouble();
+      const std::string re = realScalar(z.real(), &scalars);
+      parts.push_back({re, realScalar(z.imag(), &scalars)});
+    } else {
+      parts.push_back({realScalar(scalar.toDouble(), &scalars), "0"});
+    }
+  }
+  if (inputs.size() > static_cast<size_t>(ops::kMaxElementwiseInputs)) return false;
+
+  at::DimVector shape;
+  if (!tensors.empty()) shape.assign(tensors[0]->sizes().begin(), tensors[0]->sizes().end());
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    if (tensors[i]->sizes() != at::IntArrayRef(shape)) {
+      shape = at::infer_size_dimvector(shape, tensors[i]->sizes());
+    }
+  }
+  if (tensors.empty() && outArgument < 0) return false;
+
+  at::Tensor target;
+  if (!inPlace && outArgument < 0) {
+    target = emptyOnDevice(shape, resultType, tensors[0]->device());
+  } else {
+    target = inPlace ? args[0].toTensor() : args[outArgument].toTensor();
+    TORCH_CHECK(target.device().type() == kDeviceType &&
+                    (tensors.empty() || target.device() == tensors[0]->device()),
+                "Expected all tensors to be on the same device, but found ", target.device(),
+                " for the output of ", schema.name());
+    TORCH_CHECK(c10::canCast(resultType, target.scalar_type()), "result type ", resultType,
+                " can't be cast to the desired output type ", target.scalar_type());
+    if (target.is_conj() || target.is_neg()) return false;
+    // A real result goes to a real tensor of a device type; a complex one to complex64.
+    if (resultType == at::kComplexFloat ? target.scalar_type() != at::kComplexFloat
+                                        : !deviceComputes(target.scalar_type())) {
+      return false;
+    }
+    if (inPlace) {
+      TORCH_CHECK(target.sizes() == at::IntArrayRef(shape), "output with shape ",
+                  shapeText(target.sizes()), " doesn't match the broadcast shape ",
+                  shapeText(shape));
+    } else {
+      at::native::resize_output(target, shape);
+    }
+  }
+
+  for (size_t i = 0, next = 0; i < tensors.size(); ++i) {
+    const int views = tensors[i]->scalar_type() == at::kComplexFloat ? 2 : 1;
+    for (int v = 0; v < views; ++v, ++next) {
+      if (tensors[i]->sizes() != at::IntArrayRef(shape)) expandTo(inputs[next], shape);
+    }
+  }
+  std::vector<ops::TensorView> outs;
+  if (target.scalar_type() == at::kComplexFloat) {
+    outs = {partOf(target, 0), partOf(target, 1)};
+  } else {
+    outs = {viewOf(target)};
+  }
+  const std::vector<std::string> programs = op.build(parts);
+  if (target.numel() != 0) {
+    onDevice(schema.name(), [&] {
+      ops::elementwiseMulti(launchContextOf(target), outs, inputs, programs, isa::DType::F32,
+                            scalars);
+    });
+  }
+  *result = std::move(target);
+  return true;
+}
+
+}  // namespace mimic::torch_backend::aten
