@@ -639,3 +639,15 @@ def test_grid_sample_3d(mode, padding_mode, device, fallbacks):
         _assert_same(dev_grads[0], cpu_grads[0], rtol=1e-5, atol=_sum_atol(16, 4.0))
         _assert_same(dev_grads[1], cpu_grads[1], rtol=1e-5, atol=_sum_atol(16, 8.0) * 3)
     _no_fallbacks(fallbacks)
+
+
+def test_mvlgamma(device, fallbacks):
+    x = torch.linspace(2.1, 9, 30).view(5, 6)
+    for p in (1, 3, 5):
+        # p lgamma terms of test_lgamma's bound, plus the sum's rounding.
+        _assert_same(torch.mvlgamma(x.to(device), p), torch.mvlgamma(x, p), rtol=p * 2e-6, atol=p * 3e-5)
+    _no_fallbacks(fallbacks)
+    integers = torch.arange(3, 9)
+    _assert_same(torch.mvlgamma(integers.to(device), 3), torch.mvlgamma(integers, 3))
+    assert fallbacks() == {"aten::mvlgamma": 1}
+    _assert_errors_match(lambda t: torch.mvlgamma(t, 5), [x - 1.5], device)

@@ -221,3 +221,17 @@ def polygamma(n, self):
 @impl("polygamma.out")
 def polygamma_out(n, self, *, out):
     return _unary(_polygamma_kernel(n), self, out)
+
+
+@impl("mvlgamma")
+def mvlgamma(self, p):
+    """PyTorch's composite mvlgamma, over this file's lgamma; integer inputs run on the CPU, as
+    lgamma's do (mvlgamma converts them to float before lgamma sees them)."""
+    if self.dtype not in FLOAT_DTYPES:
+        raise Unsupported()
+    if not bool((self > 0.5 * (p - 1)).all()):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    args = torch.arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=self.dtype, device=self.device).add(self.unsqueeze(-1))
+    return args.lgamma_().sum(-1).add_(p * (p - 1) * math.log(_PI) * 0.25)
