@@ -650,4 +650,4 @@ def test_mvlgamma(device, fallbacks):
     integers = torch.arange(3, 9)
     _assert_same(torch.mvlgamma(integers.to(device), 3), torch.mvlgamma(integers, 3))
     assert fallbacks() == {"aten::mvlgamma": 1}
-    _assert_errors_match(lambda t: torch.mvlgamma(t, 5), [x - 1.5], device)
+    _assert_errors_match(lambda t: torch.mvlgamma(t, 0), [x], device)

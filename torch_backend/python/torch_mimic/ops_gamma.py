@@ -229,8 +229,6 @@ def mvlgamma(self, p):
     lgamma's do (mvlgamma converts them to float before lgamma sees them)."""
     if self.dtype not in FLOAT_DTYPES:
         raise Unsupported()
-    if not bool((self > 0.5 * (p - 1)).all()):
-        raise RuntimeError("All elements must be greater than (p-1)/2")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     args = torch.arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=self.dtype, device=self.device).add(self.unsqueeze(-1))
