@@ -381,7 +381,7 @@ def test_adaptive_max_pool_errors(device):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
-@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
 @pytest.mark.parametrize("include_self", [True, False])
 def test_scatter_reduce(dtype, reduce, include_self, device, fallbacks):
     torch.manual_seed(0)
@@ -401,7 +401,7 @@ def test_scatter_reduce(dtype, reduce, include_self, device, fallbacks):
     _no_fallbacks(fallbacks)
 
 
-def test_index_reduce_mean_and_fallbacks(device, fallbacks):
+def test_index_reduce_and_fallbacks(device, fallbacks):
     self, source = torch.randn(5, 3), torch.randn(4, 3)
     index = torch.tensor([0, 4, 0, 2])
     for include_self in (True, False):
@@ -409,8 +409,25 @@ def test_index_reduce_mean_and_fallbacks(device, fallbacks):
         actual = self.to(device).index_reduce(0, index.to(device), source.to(device), "mean", include_self=include_self)
         _assert_same(actual, expected, atol=_sum_atol(3, 4.0))
     _no_fallbacks(fallbacks)
-    expected = self.scatter_reduce(0, index[:, None].expand(4, 3), source, "amax")
-    actual = self.to(device).scatter_reduce(0, index[:, None].expand(4, 3).to(device), source.to(device), "amax")
+    for reduce in ("amax", "amin"):
+        for include_self in (True, False):
+            expected = self.index_reduce(0, index, source, reduce, include_self=include_self)
+            actual = self.to(device).index_reduce(0, index.to(device), source.to(device), reduce,
+                                                  include_self=include_self)
+            _assert_same(actual, expected)
+    with_nan = source.clone()
+    with_nan[1, 1] = float("nan")
+    for reduce in ("amax", "amin"):
+        expected = self.scatter_reduce(0, index[:, None].expand(4, 3), with_nan, reduce)
+        actual = self.to(device).scatter_reduce(0, index[:, None].expand(4, 3).to(device), with_nan.to(device), reduce)
+        _assert_same(actual, expected)
+    scalar = torch.tensor(2.0)
+    _assert_same(scalar.to(device).scatter_reduce(0, torch.tensor(0, device=device), torch.tensor(5.0, device=device),
+                                                  "amax"),
+                 scalar.scatter_reduce(0, torch.tensor(0), torch.tensor(5.0), "amax"))
+    _no_fallbacks(fallbacks)
+    expected = self.scatter_reduce(0, index[:, None].expand(4, 3), source, "prod")
+    actual = self.to(device).scatter_reduce(0, index[:, None].expand(4, 3).to(device), source.to(device), "prod")
     _assert_same(actual, expected)
     assert fallbacks() == {"aten::scatter_reduce.two": 1}
     _assert_errors_match(lambda s, i, x: s.scatter_reduce(0, i, x, "max"), [self, index[:, None], source], device)

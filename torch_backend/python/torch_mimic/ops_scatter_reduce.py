@@ -1,13 +1,15 @@
-"""scatter_reduce and index_reduce with the reductions the scatter-add and index-add kernels
-give: sum and mean (a sum divided by the count of values each position received, the count
-scatter-added from ones). prod, amax and amin need a scatter kernel that multiplies or takes
-the maximum, which the device does not have: they run on the CPU.
+"""scatter_reduce and index_reduce on the index kernels: sum and mean (a sum divided by the
+count of values each position received, the count scatter-added from ones); amax and amin by
+sorting the values (the negated values for amin; a stable sort puts NaN last) and scattering
+them in that order into the flat result, where the index kernel's last write wins, then taking
+the elementwise maximum (minimum) with self when it counts. prod needs a multiplying scatter,
+which the device does not have: it runs on the CPU.
 
 Shapes, dtypes and arguments are checked by PyTorch's own meta kernels, so the errors are the
 CPU's; index values are checked on the device by the index kernels."""
 import torch
 
-from ._lib import FLOAT_DTYPES, Unsupported, impl, launch, require_native
+from ._lib import FLOAT_DTYPES, Unsupported, empty, impl, launch, require_native
 
 _ops = torch.ops.mimic
 _F32 = torch.float32
@@ -34,11 +36,45 @@ def _counts(result, include_self):
 
 
 def _native(reduce, *tensors):
-    if reduce not in ("sum", "mean"):
+    if reduce not in ("sum", "mean", "amax", "amin"):
         raise Unsupported()
     require_native(*tensors)
     if any(t.dtype not in _NATIVE for t in tensors):
         raise Unsupported()
+
+
+def _flat_targets(target, dim, index):
+    """The flat position in contiguous ``target`` that each element of ``index`` writes to."""
+    strides = target.stride()
+    base = torch.zeros(index.shape, dtype=torch.int64)
+    for d, size in enumerate(index.shape):
+        if d != dim:
+            shape = [1] * index.dim()
+            shape[d] = size
+            base += torch.arange(size).view(shape) * strides[d]
+    return launch(empty(index.shape, torch.int64, index.device), [index, base.to(index.device)], "x0 s0 mul x1 add",
+                  torch.int64, [strides[dim]])
+
+
+def _scatter_extreme(result, dim, index, part, reduce, include_self):
+    """amax / amin: the values in ascending order of their key scattered into the flat result,
+    so that the largest key at each position is written last."""
+    original = result
+    if result.dim() == 0 or index.dim() == 0:  # a 0-d tensor counts as one of size 1
+        result, index, part, dim = result.view(1), index.reshape(1), part.reshape(1), 0
+    target = result if result.is_contiguous() else result.contiguous()
+    scattered = target.clone() if include_self else target
+    values = part.reshape(-1)
+    keys = values if reduce == "amax" else launch(empty(values.shape, values.dtype, values.device), [values],
+                                                  "x0 neg", values.dtype)
+    order = torch.sort(keys, stable=True)[1]
+    targets = _flat_targets(target, dim, index).view(-1)
+    _ops.scatter(scattered.view(-1), 0, targets.index_select(0, order), values.index_select(0, order), False)
+    if include_self:
+        (torch.maximum if reduce == "amax" else torch.minimum)(target, scattered, out=target)
+    if target is not result:
+        result.copy_(target)
+    return original
 
 
 def _scatter_into(result, dim, index, src, reduce, include_self):
@@ -47,6 +83,8 @@ def _scatter_into(result, dim, index, src, reduce, include_self):
         return result
     dim %= max(result.dim(), 1)
     part = src[tuple(slice(0, size) for size in index.shape)] if src.dim() else src
+    if reduce in ("amax", "amin"):
+        return _scatter_extreme(result, dim, index, part, reduce, include_self)
     if not include_self:
         _ops.scatter(result, dim, index, torch.zeros((), dtype=result.dtype, device=result.device).expand(index.shape),
                      False)
@@ -86,11 +124,18 @@ def scatter_reduce_out(self, dim, index, src, reduce, *, include_self=True, out)
 
 
 def _index_into(result, dim, index, source, reduce, include_self):
-    """index_reduce's mean: rows of ``source`` added at ``index`` along ``dim``, divided by the
-    number of rows each position received."""
+    """index_reduce: amax and amin as scatter_reduce with the index spread along ``dim``; mean
+    as rows of ``source`` added at ``index`` along ``dim``, divided by the number of rows each
+    position received."""
     if index.numel() == 0:
         return result
     dim %= max(result.dim(), 1)
+    if reduce in ("amax", "amin"):
+        if source.dim() == 0:
+            return _scatter_extreme(result, 0, index.reshape(()), source, reduce, include_self)
+        shape = [1] * source.dim()
+        shape[dim] = -1
+        return _scatter_extreme(result, dim, index.reshape(shape).expand(source.shape), source, reduce, include_self)
     if not include_self:
         result.index_fill_(dim, index, 0)
     result.index_add_(dim, index, source)
