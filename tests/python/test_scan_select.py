@@ -278,6 +278,19 @@ def test_select_errors_match_cpu(device):
         assert str(on_device.value).split("\n")[0] == str(on_cpu.value).split("\n")[0]
 
 
+def test_the_scan_primitive_and_scans_on_fake_tensors_launch_nothing(device):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode()
+    before = launches()
+    with mode:
+        x = torch.empty(4, 5, device=device)
+        torch.ops.mimic.scan(x, None, x, 1, "sum")
+        shapes = [tuple(torch.cumsum(x, 1).shape), tuple(torch.cumprod(x, 0).shape)]
+    assert launches() == before
+    assert shapes == [(4, 5), (4, 5)]
+
+
 def _launches_of(fn):
     torch_mimic.synchronize()
     before = launches()

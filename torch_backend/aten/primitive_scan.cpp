@@ -110,12 +110,18 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
 }
 
 // As for the other primitives (primitive_meta.cpp): the caller allocated the outputs, so a meta
-// or fake call has nothing to compute, and autograd passes the primitive through.
+// or fake call has nothing to compute, and autograd passes the primitive through, at
+// AutogradCPU too (fake mimic tensors dispatch as fake CPU tensors: the catch-all would run
+// the device kernel there before the Meta key is consulted).
 TORCH_LIBRARY_IMPL(mimic, Meta, m) {
   m.impl("scan", torch::CppFunction::makeFromBoxedFunction<&writesNothingOnMeta>());
 }
 
 TORCH_LIBRARY_IMPL(mimic, AutogradMeta, m) {
+  m.impl("scan", torch::CppFunction::makeFallthrough());
+}
+
+TORCH_LIBRARY_IMPL(mimic, AutogradCPU, m) {
   m.impl("scan", torch::CppFunction::makeFallthrough());
 }
 
