@@ -13,6 +13,7 @@
 #include <ATen/ops/vdot_ops.h>
 #include <torch/library.h>
 
+#include "torch_backend/aten/complex_gemm.h"
 #include "torch_backend/aten/device_call.h"
 #include "torch_backend/aten/kernel_op_checks.h"
 #include "torch_backend/ops/gemm.h"
@@ -131,6 +132,11 @@ at::Tensor emptyLike(const at::Tensor& reference, at::IntArrayRef sizes) {
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   checkMm(self, mat2, "mm");
+  if (complexGemmServes(self, mat2)) {
+    at::Tensor out = emptyLike(self, {self.size(0), mat2.size(1)});
+    complexGemm("aten::mm", out, self, mat2);
+    return out;
+  }
   if (!floatProduct(self, mat2)) return Fallback<at::_ops::mm>::call(self, mat2);
   at::Tensor out = emptyLike(self, {self.size(0), mat2.size(1)});
   mmOnDevice("aten::mm", out, self, mat2);
@@ -139,6 +145,11 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
 
 at::Tensor& mmOut(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   checkMm(self, mat2, "mm");
+  if (complexGemmServes(out, self, mat2)) {
+    prepareOut(out, {self.size(0), mat2.size(1)}, self.scalar_type());
+    complexGemm("aten::mm.out", out, self, mat2);
+    return out;
+  }
   if (!floatProduct(self, mat2, out)) return Fallback<at::_ops::mm_out>::call(self, mat2, out);
   prepareOut(out, {self.size(0), mat2.size(1)}, self.scalar_type());
   mmOnDevice("aten::mm.out", out, self, mat2);
@@ -147,6 +158,11 @@ at::Tensor& mmOut(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& ou
 
 at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
   checkBmm(self, mat2);
+  if (complexGemmServes(self, mat2)) {
+    at::Tensor out = emptyLike(self, {self.size(0), self.size(1), mat2.size(2)});
+    complexGemm("aten::bmm", out, self, mat2);
+    return out;
+  }
   if (!floatProduct(self, mat2)) return Fallback<at::_ops::bmm>::call(self, mat2);
   at::Tensor out = emptyLike(self, {self.size(0), self.size(1), mat2.size(2)});
   gemmOnDevice("aten::bmm", Rank::Batched, out, self, mat2, 1, 0);
@@ -155,6 +171,11 @@ at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
 
 at::Tensor& bmmOut(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
   checkBmm(self, mat2);
+  if (complexGemmServes(out, self, mat2)) {
+    prepareOut(out, {self.size(0), self.size(1), mat2.size(2)}, self.scalar_type());
+    complexGemm("aten::bmm.out", out, self, mat2);
+    return out;
+  }
   if (!floatProduct(self, mat2, out)) return Fallback<at::_ops::bmm_out>::call(self, mat2, out);
   prepareOut(out, {self.size(0), self.size(1), mat2.size(2)}, self.scalar_type());
   gemmOnDevice("aten::bmm.out", Rank::Batched, out, self, mat2, 1, 0);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "mimic/mimic.hpp"
+#include "torch_backend/aten/complex_reduction.h"
 #include "torch_backend/aten/device_call.h"
 #include "torch_backend/ops/elementwise.h"
 #include "torch_backend/ops/reduce.h"
@@ -129,6 +130,15 @@ void ReductionKernel::operator()(const c10::OperatorHandle& handle, c10::Dispatc
           ? c10::optional<at::ScalarType>(args[dtype_].toScalarType())
           : c10::nullopt;
 
+  if (self.is_complex() && results_ == 1) {
+    at::Tensor complexResult;
+    if (complexReduction(name_, op_, self, reducedDims(self, dim), keepdim, dtype,
+                         outs_.empty() ? nullptr : &args[outs_[0]].toTensor(), &complexResult)) {
+      torch::jit::drop(*stack, count);
+      torch::jit::push(*stack, std::move(complexResult));
+      return;
+    }
+  }
   const at::ScalarType result = resultTypeOf(op_, self, dtype);
   bool native = deviceComputes(self.scalar_type()) && deviceComputes(result);
   for (int out : outs_) native = native && deviceComputes(args[out].toTensor().scalar_type());

@@ -18,13 +18,17 @@ def _key(t, streams):
 
 def _float_only(self, name):
     if self.dtype not in FLOAT_DTYPES:
-        if self.dtype == torch.float64:
+        if self.dtype in (torch.float64, torch.complex128):
             raise Unsupported()
         raise RuntimeError(f"{name} expects a floating point tensor, got {self.dtype}")
 
 
 @impl("uniform_")
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
+    if self.dtype == torch.complex64:
+        # As PyTorch's CPU kernel: each part of the pairs drawn from [from, to).
+        uniform_(torch.view_as_real(self), from_, to)
+        return self
     _float_only(self, "uniform_")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
@@ -33,9 +37,13 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
 
 @impl("normal_")
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    _float_only(self, "normal_")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if self.dtype == torch.complex64:
+        # As PyTorch's CPU kernel: each part of the pairs has mean `mean` and half the variance.
+        normal_(torch.view_as_real(self), mean, std / math.sqrt(2))
+        return self
+    _float_only(self, "normal_")
     return launch(self, [], _NORMAL, torch.float32, [mean, std], _key(self, 2))
 
 

@@ -1,0 +1,58 @@
+#include "torch_backend/aten/complex_gemm.h"
+
+#include "torch_backend/aten/device_call.h"
+#include "torch_backend/aten/kernel_op_checks.h"
+#include "torch_backend/ops/gemm.h"
+#include "torch_backend/src/tensor_bridge.h"
+
+namespace mimic::torch_backend::aten {
+namespace {
+
+// The float32 view of part `part` (0: real, 1: imaginary) of complex64 `t`, 3-D (a matrix as a
+// batch of one).
+ops::TensorView partOf(const at::Tensor& t, int part) {
+  ops::TensorView view;
+  view.data = static_cast<char*>(t.data_ptr()) + part * sizeof(float);
+  view.dtype = isa::DType::F32;
+  view.sizes = t.sizes().vec();
+  for (int64_t stride : t.strides()) view.strides.push_back(2 * stride);
+  if (t.dim() == 2) {
+    view.sizes.insert(view.sizes.begin(), 1);
+    view.strides.insert(view.strides.begin(), 2 * t.size(0) * t.stride(0));
+  }
+  return view;
+}
+
+bool servable(const at::Tensor& t) {
+  return t.scalar_type() == at::kComplexFloat && !t.is_neg();
+}
+
+}  // namespace
+
+bool complexGemmServes(const at::Tensor& a, const at::Tensor& b) {
+  return servable(a) && servable(b);
+}
+
+bool complexGemmServes(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b) {
+  return complexGemmServes(a, b) && servable(c) && !c.is_conj();
+}
+
+void complexGemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at::Tensor& b) {
+  if (c.numel() == 0) return;
+  checkSameDevice(a, c, "gemm");
+  checkSameDevice(b, c, "gemm");
+  // conj(a) has imaginary part -im(a): the products that read it change sign.
+  const double signA = a.is_conj() ? -1 : 1, signB = b.is_conj() ? -1 : 1;
+  const ops::TensorView cr = partOf(c, 0), ci = partOf(c, 1);
+  const ops::TensorView ar = partOf(a, 0), ai = partOf(a, 1);
+  const ops::TensorView br = partOf(b, 0), bi = partOf(b, 1);
+  const ops::LaunchContext ctx = launchContextOf(c);
+  onDevice(op, [&] {
+    ops::gemm(ctx, cr, ar, br, 1, 0);
+    ops::gemm(ctx, cr, ai, bi, -signA * signB, 1);
+    ops::gemm(ctx, ci, ar, bi, signB, 0);
+    ops::gemm(ctx, ci, ai, br, signA, 1);
+  });
+}
+
+}  // namespace mimic::torch_backend::aten
