@@ -73,6 +73,16 @@ def test_sort_stable_ties_every_dim(dtype, device, fallbacks):
     assert fallbacks() == {}
 
 
+def test_unstable_sorts_of_ties_go_to_the_cpu(device, fallbacks):
+    # Rows of at most 16 elements: the CPU's std::sort sorts by insertion, stably.
+    _compare(lambda t: torch.sort(t, dim=1), [_values((3, 16), torch.float32, 2)], device)
+    _compare(lambda t: torch.sort(t, dim=1), [_distinct((3, 40))], device)
+    assert fallbacks() == {}
+    _compare(lambda t: torch.sort(t, dim=1), [_values((3, 40), torch.float32, 2)], device)
+    _compare(lambda t: torch.argsort(t, dim=1), [_values((3, 40), torch.float32, 2)], device)
+    assert fallbacks() == {"aten::sort.stable": 2}
+
+
 def test_sort_nan_inf_and_signed_zero(device, fallbacks):
     nan, inf = float("nan"), float("inf")
     x = torch.tensor([[1.0, nan, -0.0, 0.0, -inf, nan, inf, -1.0, 0.0, -0.0]])
@@ -278,3 +288,20 @@ def test_histc(args, device, fallbacks):
 ])
 def test_errors_match_the_cpu(fn, args, device):
     _assert_errors_match(fn, args, device)
+
+
+def test_sorts_on_fake_and_meta_tensors_launch_nothing(device):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    real = torch.randn(4, 5, device=device)
+    mode = FakeTensorMode()
+    before = launches()
+    with mode:
+        x = mode.from_tensor(real)
+        values, indices = torch.sort(x, dim=0, stable=True)
+        picked = torch.topk(x, 2).values
+        torch.ops.mimic.sort(torch.empty(4, 5, device=device), None, torch.empty(4, 5, device=device), False)
+    meta = torch.empty(3, 8, device="meta")
+    torch.ops.mimic.sort(meta, torch.empty(3, 8, dtype=torch.int64, device="meta"), meta, True)
+    assert launches() == before
+    assert (values.shape, indices.dtype, picked.shape) == ((4, 5), torch.int64, (4, 2))

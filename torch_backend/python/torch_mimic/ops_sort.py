@@ -5,7 +5,10 @@ scratchpad holds; NaN largest as on the CPU).
 The dtypes the device does not compute in go to the counted CPU fallback, as do calls whose
 arguments the CPU kernel refuses (so that its error and error type are the ones raised).
 
-Ties: sort and argsort match the CPU exactly (its stable order). The CPU's topk, kthvalue and
+Ties: stable sorts match the CPU exactly. Without `stable`, the CPU sorts rows of more than 16
+elements with std::sort, whose order among ties is its own: such a sort checks its sorted rows
+for ties on the device, reads the answer once and sends a tied call to the CPU fallback (rows
+of at most 16 are sorted by insertion there: stably). The CPU's topk, kthvalue and
 medians select with partial sorts, and its mode with std::sort: among equal values the index
 they return follows those algorithms' internals. So topk and kthvalue check the sorted rows on
 the device for a tie that reaches the selection, read the answer once and send a tied call to
@@ -69,14 +72,29 @@ def _write(out, result):
     return out
 
 
+def _sort(self, stable, dim, descending):
+    """sort_along, or Unsupported where the CPU's unstable sort orders ties its own way."""
+    v, i = sort_along(self, dim, descending)
+    if not stable and self.dim() and self.shape[wrap_dim(dim, self.dim())] > _INSERTION_SORTED:
+        d = wrap_dim(dim, self.dim())
+        n = v.shape[d]
+        a, b = v.narrow(d, 1, n - 1), v.narrow(d, 0, n - 1)
+        same = a == b
+        if self.dtype in FLOAT_DTYPES:
+            same = same | (a.isnan() & b.isnan())  # the CPU's comparator: NaN equals NaN
+        if bool(same.any().item()):
+            raise Unsupported()
+    return v, i
+
+
 @impl("sort.stable")
 def sort_stable(self, *, stable=None, dim=-1, descending=False):
-    return sort_along(self, dim, descending)
+    return _sort(self, stable, dim, descending)
 
 
 @impl("sort.values_stable")
 def sort_values_stable(self, *, stable=None, dim=-1, descending=False, values, indices):
-    v, i = sort_along(self, dim, descending)
+    v, i = _sort(self, stable, dim, descending)
     if indices.dtype != torch.int64:
         raise Unsupported()
     return _write(values, v), _write(indices, i)
@@ -84,7 +102,9 @@ def sort_values_stable(self, *, stable=None, dim=-1, descending=False, values, i
 
 @impl("argsort.stable")
 def argsort_stable(self, *, stable, dim=-1, descending=False):
-    return sort_along(self, dim, descending, values=False)[1]
+    if stable:
+        return sort_along(self, dim, descending, values=False)[1]
+    return _sort(self, stable, dim, descending)[1]
 
 
 def _tied(a, b):
