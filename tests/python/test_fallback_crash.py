@@ -53,3 +53,11 @@ def test_a_crash_outside_the_fallback_still_ends_the_process():
               "ctypes.string_at(0)\n")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
     assert result.returncode == -11, result.stderr.decode()[-2000:]
+
+
+def test_fallback_results_stay_on_the_device_when_a_wrapped_number_comes_first():
+    """1 - x is sub(tensor(1), x): the CPU fallback (float64) must not return it on the CPU."""
+    x = torch.rand(3, dtype=torch.float64, device=DEVICE)
+    result = 1 - x
+    assert result.device == x.device
+    torch.testing.assert_close(result.cpu(), 1 - x.cpu())

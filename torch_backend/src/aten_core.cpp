@@ -175,6 +175,47 @@ void markOutArgumentsWritten(const c10::OperatorHandle& op, const torch::jit::St
   }
 }
 
+// The device the results of a fallback call belong on: the first mimic tensor among the
+// arguments. None for ops that choose their result's device with an argument of their own.
+c10::optional<c10::Device> deviceOfArguments(const c10::OperatorHandle& op,
+                                             const torch::jit::Stack& stack) {
+  const auto& arguments = op.schema().arguments();
+  for (const auto& argument : arguments) {
+    if (argument.name() == "device") return c10::nullopt;
+  }
+  for (size_t i = stack.size() - arguments.size(); i < stack.size(); ++i) {
+    const c10::IValue& value = stack[i];
+    if (value.isTensor() && value.toTensor().device().type() == c10::DeviceType::PrivateUse1) {
+      return value.toTensor().device();
+    }
+    if (value.isTensorList()) {
+      for (const at::Tensor& t : value.toTensorList().vec()) {
+        if (t.device().type() == c10::DeviceType::PrivateUse1) return t.device();
+      }
+    }
+  }
+  return c10::nullopt;
+}
+
+// at::native::cpu_fallback puts results on the device of the first tensor argument, which is
+// the CPU when that argument is a wrapped number (1 - x is sub(tensor(1), x)): results stay on
+// the device their mimic arguments are on.
+void moveResultsTo(c10::Device device, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const size_t results = op.schema().returns().size();
+  for (size_t i = stack->size() - results; i < stack->size(); ++i) {
+    c10::IValue& value = (*stack)[i];
+    if (value.isTensor() && value.toTensor().defined() && value.toTensor().is_cpu()) {
+      value = value.toTensor().to(device);
+    } else if (value.isTensorList()) {
+      std::vector<at::Tensor> moved = value.toTensorList().vec();
+      for (at::Tensor& t : moved) {
+        if (t.defined() && t.is_cpu()) t = t.to(device);
+      }
+      value = c10::IValue(moved);
+    }
+  }
+}
+
 }  // namespace
 
 at::Tensor emptyOnDevice(at::IntArrayRef size, at::ScalarType dtype, at::Device device) {
@@ -196,7 +237,9 @@ void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   noteFallback(key);
   markOutArgumentsWritten(op, *stack);
+  const c10::optional<c10::Device> device = deviceOfArguments(op, *stack);
   runGuardedFallback(key, [&] { at::native::cpu_fallback(op, stack); });
+  if (device) moveResultsTo(*device, op, stack);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
