@@ -38,10 +38,8 @@ def batched(t):
 
 
 def identity_like(batch, n, device):
-    """[batch, n, n] identity matrices, built on the device (eye has no device kernel)."""
-    index = torch.arange(n, device=device)
-    eye = (index[:, None] == index[None, :]).to(F32)
-    return eye.expand(batch, n, n).contiguous()
+    """[batch, n, n] float32 identity matrices on the device."""
+    return torch.eye(n, dtype=F32, device=device).expand(batch, n, n).contiguous()
 
 
 def solve_lower_upper_(a, b, upper, unit):
