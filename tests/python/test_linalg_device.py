@@ -92,6 +92,7 @@ def test_solve_triangular_broadcasts_batches(upper, left, unitriangular, device,
     expected, actual = _both(lambda a, b: torch.linalg.solve_triangular(
         a, b, upper=upper, left=left, unitriangular=unitriangular), a, b, device=device)
     assert actual.shape == (3, 4) + b.shape[-2:]
+    assert actual.stride() == expected.stride()
     cond = _cond(a if not unitriangular else (a.triu(1) if upper else a.tril(-1)) + torch.eye(5))
     _close(actual, expected, cond, 5)
     assert fallbacks() == {}

@@ -70,16 +70,20 @@ def solve_lower_upper_(a, b, upper, unit):
 
 def solve_triangular(a, b, upper, left, unit):
     """X with A X = B (``left``) or X A = B, A and B [*, n, n] and [*, n, k] with broadcast
-    batch dimensions; the result is contiguous with their broadcast batch shape."""
+    batch dimensions; the result has their broadcast batch shape and, as on the CPU, batched
+    column-major strides."""
     batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     if not left:
         a, b, upper = a.mT, b.mT, not upper
     n, k = b.shape[-2], b.shape[-1]
-    x = batched(b.expand(*batch, n, k))
-    a3 = flat(a.expand(*batch, n, n))
-    solve_lower_upper_(a3, x, upper, unit)
+    count = math.prod(batch)
+    # X A = B is solved as A^T X^T = B^T: a row-major X^T is the column-major X.
+    x = torch.empty(count, k, n, dtype=b.dtype, device=b.device).mT if left else \
+        torch.empty(count, n, k, dtype=b.dtype, device=b.device)
+    x.copy_(flat(b.expand(*batch, n, k)))
+    solve_lower_upper_(flat(a.expand(*batch, n, n)), x, upper, unit)
     x = x.reshape(*batch, n, k)
-    return x.mT.contiguous() if not left else x
+    return x if left else x.mT
 
 
 def meta(t):
