@@ -250,6 +250,19 @@ def test_searchsorted_and_bucketize(dtype, device, fallbacks):
     assert fallbacks() == {}
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_searchsorted_merged_for_many_pairs(dtype, device, fallbacks):
+    # Past 2^20 value-boundary pairs the values and boundaries are merged by a sort.
+    boundaries = torch.sort(_values((2, 1500), dtype, 300), -1).values
+    values = _values((2, 1000), dtype, 320, seed=3)
+    if dtype.is_floating_point:
+        values[0, :3] = float("nan")
+    for right in (False, True):
+        _compare(lambda b, v: torch.searchsorted(b, v, right=right), [boundaries, values], device)
+        _compare(lambda v, b: torch.bucketize(v, b[0], right=right), [values, boundaries], device)
+    assert fallbacks() == {}
+
+
 def test_searchsorted_nan_values(device, fallbacks):
     b = torch.tensor([-1.0, 0.0, 2.0, 5.0])
     v = torch.tensor([float("nan"), -2.0, 0.0, 5.0, 7.0])

@@ -2,9 +2,12 @@
 
 searchsorted counts, for each value, the boundaries of its row that the CPU's binary search
 passes: !(b >= v) for the left side, !(b > v) for the right, which is the position the binary
-search returns on sorted boundaries (NaN values land past every boundary, as on the CPU). The
-count is an elementwise comparison of the [..., K, M] broadcast and a sum over M: exact, K * M
-bytes of work space, so calls whose broadcast exceeds _MAX_PAIRS go to the CPU fallback.
+search returns on sorted boundaries (NaN values land past every boundary, as on the CPU).
+Small calls compare the [..., K, M] broadcast elementwise and sum over M (two launches, K * M
+bytes). Beyond _MAX_PAIRS pairs, the values and boundaries of a row are merged by one stable
+sort of their concatenation (values first for the left side, so that a boundary equal to a
+value comes after it; boundaries first for the right side): a value's count is the number of
+boundaries before it in the merged row, a cumulative sum, scattered back to the value's place.
 
 histc bins each value as the CPU's linear histogram does, in float32: pos = trunc((x - min) * bins / (max - min)), the last edge in the last bin, values
 outside [min, max] (and NaN) dropped, then adds ones at those positions (index_add). With min == max the data's own
@@ -13,9 +16,10 @@ range is read once from the device, as CUDA's histc does.
 Arguments the CPU refuses go to the fallback so that its error is the one raised."""
 import torch
 
-from ._lib import NATIVE_DTYPES, Unsupported, impl
+from ._lib import FLOAT_DTYPES, NATIVE_DTYPES, Unsupported, impl
+from .ops_sort import sort_along
 
-_MAX_PAIRS = 1 << 26
+_MAX_PAIRS = 1 << 20
 _I64 = torch.int64
 
 
@@ -43,16 +47,35 @@ def _search(boundaries, values, out_int32, right, side, sorter):
     if not _searchable(common) or not _searchable(boundaries.dtype) or not _searchable(values.dtype):
         raise Unsupported()
     m = boundaries.shape[-1]
-    if values.numel() * max(m, 1) > _MAX_PAIRS:
-        raise Unsupported()
     boundaries, values = boundaries.to(common), values.to(common)
     result_dtype = torch.int32 if out_int32 else _I64
     if values.numel() == 0 or m == 0:
         return torch.zeros(values.shape, dtype=result_dtype, device=values.device)
+    if values.numel() * m > _MAX_PAIRS:
+        return _merged_search(boundaries, values, right).to(result_dtype)
     b = boundaries if boundaries.dim() == 1 else boundaries.unsqueeze(-2)
     v = values.unsqueeze(-1)
     passed = (b > v) if right else (b >= v)
     return passed.logical_not().sum(-1).to(result_dtype)
+
+
+def _merged_search(boundaries, values, right):
+    m = boundaries.shape[-1]
+    if boundaries.dim() == 1:
+        b, v = boundaries.unsqueeze(0), values.reshape(1, -1)
+    else:
+        b, v = boundaries.reshape(-1, m), values.reshape(-1, values.shape[-1])
+    k = v.shape[1]
+    merged = torch.cat([b, v], 1) if right else torch.cat([v, b], 1)
+    order = sort_along(merged, 1, values=False)[1]
+    is_boundary = order < m if right else order >= k
+    count = torch.cumsum(is_boundary, 1)
+    # Each value's place in its row; the boundaries' counts go to a spare column.
+    place = torch.where(is_boundary, torch.full_like(order, k), order - m if right else order)
+    result = torch.zeros((v.shape[0], k + 1), dtype=_I64, device=v.device).scatter_(1, place, count)[:, :k]
+    if v.dtype in FLOAT_DTYPES:
+        result = torch.where(v.isnan(), torch.full_like(result, m), result)
+    return result.reshape(values.shape)
 
 
 def _into(out, result):
