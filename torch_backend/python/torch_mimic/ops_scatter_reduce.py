@@ -2,14 +2,18 @@
 count of values each position received, the count scatter-added from ones); amax and amin by
 sorting the values (the negated values for amin; a stable sort puts NaN last) and scattering
 them in that order into the flat result, where the index kernel's last write wins, then taking
-the elementwise maximum (minimum) with self when it counts. prod needs a multiplying scatter,
-which the device does not have: it runs on the CPU.
+the elementwise maximum (minimum) with self when it counts; prod by sorting the values by their
+target, reading the number of values per target back once, and laying each target's values
+out as a row of a [targets, longest] table (padded with ones) for one product reduction.
 
 Shapes, dtypes and arguments are checked by PyTorch's own meta kernels, so the errors are the
 CPU's; index values are checked on the device by the index kernels."""
+from functools import partial
+
 import torch
 
 from ._lib import FLOAT_DTYPES, Unsupported, empty, impl, launch, require_native
+from .ops_reduce import reduce_into
 
 _ops = torch.ops.mimic
 _F32 = torch.float32
@@ -36,7 +40,7 @@ def _counts(result, include_self):
 
 
 def _native(reduce, *tensors):
-    if reduce not in ("sum", "mean", "amax", "amin"):
+    if reduce not in ("sum", "mean", "amax", "amin", "prod"):
         raise Unsupported()
     require_native(*tensors)
     if any(t.dtype not in _NATIVE for t in tensors):
@@ -77,6 +81,44 @@ def _scatter_extreme(result, dim, index, part, reduce, include_self):
     return original
 
 
+def _scatter_product(result, dim, index, part, include_self):
+    """prod: each target's values multiplied in one reduction over a padded table."""
+    original = result
+    if result.dim() == 0 or index.dim() == 0:
+        result, index, part, dim = result.view(1), index.reshape(1), part.reshape(1), 0
+    target = result if result.is_contiguous() else result.contiguous()
+    device, outputs = target.device, target.numel()
+    compute = _F32 if target.dtype in FLOAT_DTYPES else torch.int64
+    targets = _flat_targets(target, dim, index).view(-1)
+    counts = torch.zeros(outputs, dtype=torch.int64, device=device)
+    _ops.scatter(counts, 0, targets, torch.ones((), dtype=torch.int64, device=device).expand(targets.shape), True)
+    host_counts = counts.cpu()  # the one read-back: the table's shape depends on it
+    longest = int(host_counts.max())
+    if outputs * longest > 4 * targets.numel() + 4096:
+        raise Unsupported()  # a few targets take most values: the padded table would not pay
+    order = torch.sort(targets, stable=True)[1]
+    values = torch.ones(targets.numel() + 1, dtype=compute, device=device)
+    values[:-1].copy_(part.reshape(-1).index_select(0, order))
+    starts = torch.cumsum(host_counts, 0) - host_counts
+    steps = torch.arange(longest)
+    table = torch.where(steps < host_counts[:, None], starts[:, None] + steps, torch.full((), targets.numel()))
+    laid_out = values.index_select(0, table.view(-1).to(device)).view(outputs, longest)
+    if target.dtype in (torch.float16, torch.bfloat16):
+        # As PyTorch's CPU kernel: from self (or one), one factor at a time in index order, each
+        # product rounded to the half type.
+        products = target.view(-1).clone() if include_self else torch.ones(outputs, dtype=target.dtype, device=device)
+        for column in range(longest):
+            launch(products, [products, laid_out[:, column]], "x0 x1 mul", _F32)
+        launch(target, [counts.view(target.shape), products.view(target.shape), target], "x0 0 gt x1 x2 where", _F32)
+    else:
+        products = reduce_into("prod", laid_out, [1], compute).view(target.shape)
+        program = "x0 x1 mul" if include_self else "x2 0 gt x1 x0 where"
+        launch(target, [target, products, counts.view(target.shape)], program, compute)
+    if target is not result:
+        result.copy_(target)
+    return original
+
+
 def _scatter_into(result, dim, index, src, reduce, include_self):
     """Applies the reduction to ``result`` (self's values, or self itself in place)."""
     if index.numel() == 0:
@@ -85,6 +127,8 @@ def _scatter_into(result, dim, index, src, reduce, include_self):
     part = src[tuple(slice(0, size) for size in index.shape)] if src.dim() else src
     if reduce in ("amax", "amin"):
         return _scatter_extreme(result, dim, index, part, reduce, include_self)
+    if reduce == "prod":
+        return _scatter_product(result, dim, index, part, include_self)
     if not include_self:
         _ops.scatter(result, dim, index, torch.zeros((), dtype=result.dtype, device=result.device).expand(index.shape),
                      False)
@@ -124,18 +168,19 @@ def scatter_reduce_out(self, dim, index, src, reduce, *, include_self=True, out)
 
 
 def _index_into(result, dim, index, source, reduce, include_self):
-    """index_reduce: amax and amin as scatter_reduce with the index spread along ``dim``; mean
+    """index_reduce: amax, amin and prod as scatter_reduce with the index spread along ``dim``; mean
     as rows of ``source`` added at ``index`` along ``dim``, divided by the number of rows each
     position received."""
     if index.numel() == 0:
         return result
     dim %= max(result.dim(), 1)
-    if reduce in ("amax", "amin"):
+    if reduce in ("amax", "amin", "prod"):
+        scatter = _scatter_product if reduce == "prod" else partial(_scatter_extreme, reduce=reduce)
         if source.dim() == 0:
-            return _scatter_extreme(result, 0, index.reshape(()), source, reduce, include_self)
+            return scatter(result, 0, index.reshape(()), source, include_self=include_self)
         shape = [1] * source.dim()
         shape[dim] = -1
-        return _scatter_extreme(result, dim, index.reshape(shape).expand(source.shape), source, reduce, include_self)
+        return scatter(result, dim, index.reshape(shape).expand(source.shape), source, include_self=include_self)
     if not include_self:
         result.index_fill_(dim, index, 0)
     result.index_add_(dim, index, source)
