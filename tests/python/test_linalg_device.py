@@ -15,7 +15,6 @@ import pytest
 import torch
 import torch.autograd.forward_ad as fwAD
 
-import torch_mimic
 
 aten = torch.ops.aten
 EPS = torch.finfo(torch.float32).eps
