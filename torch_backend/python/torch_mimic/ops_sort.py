@@ -75,8 +75,8 @@ def _write(out, result):
 def _sort(self, stable, dim, descending):
     """sort_along, or Unsupported where the CPU's unstable sort orders ties its own way."""
     v, i = sort_along(self, dim, descending)
-    if not stable and self.dim() and self.shape[wrap_dim(dim, self.dim())] > _INSERTION_SORTED:
-        d = wrap_dim(dim, self.dim())
+    d = wrap_dim(dim, self.dim())
+    if not stable and self.dim() and self.shape[d] > _INSERTION_SORTED:
         n = v.shape[d]
         a, b = v.narrow(d, 1, n - 1), v.narrow(d, 0, n - 1)
         same = a == b
@@ -169,7 +169,7 @@ def _constant(value, shape, device):
     return torch.full(shape, value, dtype=torch.int64, device=device)
 
 
-def _check_reducible(self, dim, name):
+def _check_reducible(self, dim):
     _selectable(self)
     dim = wrap_dim(dim, self.dim())
     if self.dim() and self.shape[dim] == 0:
@@ -179,7 +179,7 @@ def _check_reducible(self, dim, name):
 
 @impl("kthvalue.values")
 def kthvalue_values(self, k, dim=-1, keepdim=False, *, values, indices):
-    dim = _check_reducible(self, dim, "kthvalue")
+    dim = _check_reducible(self, dim)
     size = self.shape[dim] if self.dim() else 1
     if not 1 <= k <= size:
         raise Unsupported()  # "kthvalue(): selected number k out of range"
@@ -211,7 +211,7 @@ def _median_position(ignore_nan):
 
 
 def _median_dim(self, dim, keepdim, ignore_nan):
-    dim = _check_reducible(self, dim, "median")
+    dim = _check_reducible(self, dim)
     position = _median_position(ignore_nan)
 
     def at(n, nans, kept, v):
