@@ -312,6 +312,11 @@ def test_cholesky_solve_inverse_and_deprecated_cholesky(upper, device, fallbacks
     assert fallbacks() == {}
 
 
+def test_cholesky_inverse_of_a_singular_factor_raises_as_on_cpu(device):
+    _same_error(torch.cholesky_inverse, (torch.diag(torch.tensor([1., 2, 0])),), device)
+    _same_error(torch.cholesky_inverse, (torch.eye(3).expand(2, 3, 3).tril(-1),), device)
+
+
 # Householder QR: |dA| <= gamma(c m n) |A| with a small c (Higham, Theorem 19.4); R's rows and
 # Q's columns are each determined up to that times the condition number.
 QR_C = 6.0

@@ -11,7 +11,7 @@ import math
 import torch
 
 from ._lib import Unsupported, impl
-from .ops_linalg_lu import check_errors_of
+from .ops_linalg_lu import check_errors_of, first_zero_diagonal
 from .ops_linalg_triangular import (PANEL, batched, flat, identity_like, like_meta, meta, require_float32,
                                     solve_lower_upper_, write_out)
 
@@ -129,11 +129,16 @@ def cholesky_solve_helper(self, A, upper):
 
 
 def _cholesky_inverse(A, upper):
+    """(A A^T)^-1 from its factor A, raising the CPU's error for a zero on A's diagonal (potri's
+    info; one host read, as the CPU and CUDA kernels check it on every call)."""
     require_float32(A)
     _check_square(A, "cholesky_inverse")
     n = A.shape[-1]
     batch = A.shape[:-2]
-    eye = identity_like(math.prod(batch), n, A.device).reshape(*batch, n, n)
+    count = math.prod(batch)
+    if count and n:
+        check_errors_of(first_zero_diagonal(flat(A), n), "cholesky_inverse", A.dim() == 2)
+    eye = identity_like(count, n, A.device).reshape(*batch, n, n)
     return column_major(cholesky_solve(eye, A, upper))
 
 
