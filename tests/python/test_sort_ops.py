@@ -234,9 +234,10 @@ def test_searchsorted_and_bucketize(dtype, device, fallbacks):
     values = _values((3, 5), dtype, 7, seed=1)
     for right in (False, True):
         for out_int32 in (False, True):
-            _compare(lambda b, v: torch.searchsorted(b, v, right=right, out_int32=out_int32), [boundaries, values], device)
-            _compare(lambda b, v: torch.searchsorted(b[1], v, right=right, out_int32=out_int32), [boundaries, values], device)
-            _compare(lambda v, b: torch.bucketize(v, b[0], right=right, out_int32=out_int32), [values, boundaries], device)
+            flags = dict(right=right, out_int32=out_int32)
+            _compare(lambda b, v: torch.searchsorted(b, v, **flags), [boundaries, values], device)
+            _compare(lambda b, v: torch.searchsorted(b[1], v, **flags), [boundaries, values], device)
+            _compare(lambda v, b: torch.bucketize(v, b[0], **flags), [values, boundaries], device)
         _compare(lambda b: torch.searchsorted(b, 1, right=right), [boundaries[0]], device)
         _compare(lambda b, v: torch.searchsorted(b, v, side="right" if right else "left"), [boundaries, values], device)
     shuffled = _values((3, 8), dtype, 6)

@@ -9,9 +9,10 @@ sort of their concatenation (values first for the left side, so that a boundary 
 value comes after it; boundaries first for the right side): a value's count is the number of
 boundaries before it in the merged row, a cumulative sum, scattered back to the value's place.
 
-histc bins each value as the CPU's linear histogram does, in float32: pos = trunc((x - min) * bins / (max - min)), the last edge in the last bin, values
-outside [min, max] (and NaN) dropped, then adds ones at those positions (index_add). With min == max the data's own
-range is read once from the device, as CUDA's histc does.
+histc bins each value as the CPU's linear histogram does, in float32:
+pos = trunc((x - min) * bins / (max - min)), the last edge in the last bin, values outside
+[min, max] (and NaN) dropped, then adds ones at those positions (index_add). With min == max
+the data's own range is read once from the device, as CUDA's histc does.
 
 Arguments the CPU refuses go to the fallback so that its error is the one raised."""
 import torch

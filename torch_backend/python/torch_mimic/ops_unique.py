@@ -2,12 +2,13 @@
 mask of where each run of equal values starts, then a compaction with one host sync: the run
 count is computed on the device and read once, and the run starts are the first `count` indices
 of a stable sort of the mask's negation (starts first, in order). Inverse indices number the
-runs with a cumulative sum of the mask (the device scan); counts are the distances between run starts.
+runs with a cumulative sum of the mask (the device scan); counts are the distances between run
+starts.
 
 Returned in the layouts and dtypes the CPU gives: an inverse or counts not asked for is an
-empty int64 tensor (but _unique2 returns the inverse with the counts, and the dim variants always compute both, as the CPU does). sorted=False goes
-to the CPU fallback (but for one element or none): the CPU returns its hash set's order, which
-nothing else reproduces. NaN
+empty int64 tensor (but _unique2 returns the inverse with the counts, and the dim variants
+always compute both, as the CPU does). sorted=False goes to the CPU fallback (but for one
+element or none): the CPU returns its hash set's order, which nothing else reproduces. NaN
 values compare unequal to each other, so each NaN is its own run."""
 import torch
 
