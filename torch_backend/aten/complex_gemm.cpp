@@ -37,7 +37,8 @@ bool complexGemmServes(const at::Tensor& c, const at::Tensor& a, const at::Tenso
   return complexGemmServes(a, b) && servable(c) && !c.is_conj();
 }
 
-void complexGemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at::Tensor& b) {
+void complexGemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at::Tensor& b,
+                 double alpha, double beta) {
   if (c.numel() == 0) return;
   checkSameDevice(a, c, "gemm");
   checkSameDevice(b, c, "gemm");
@@ -48,11 +49,22 @@ void complexGemm(const char* op, const at::Tensor& c, const at::Tensor& a, const
   const ops::TensorView br = partOf(b, 0), bi = partOf(b, 1);
   const ops::LaunchContext ctx = launchContextOf(c);
   onDevice(op, [&] {
-    ops::gemm(ctx, cr, ar, br, 1, 0);
-    ops::gemm(ctx, cr, ai, bi, -signA * signB, 1);
-    ops::gemm(ctx, ci, ar, bi, signB, 0);
-    ops::gemm(ctx, ci, ai, br, signA, 1);
+    ops::gemm(ctx, cr, ar, br, alpha, beta);
+    ops::gemm(ctx, cr, ai, bi, -signA * signB * alpha, 1);
+    ops::gemm(ctx, ci, ar, bi, signB * alpha, beta);
+    ops::gemm(ctx, ci, ai, br, signA * alpha, 1);
   });
+}
+
+bool realScalar(const at::Scalar& s, double* value) {
+  if (s.isComplex()) {
+    const c10::complex<double> z = s.toComplexDouble();
+    if (z.imag() != 0) return false;
+    *value = z.real();
+    return true;
+  }
+  *value = s.toDouble();
+  return true;
 }
 
 }  // namespace mimic::torch_backend::aten

@@ -4,7 +4,7 @@
 //   re(c) = re(a) re(b) - im(a) im(b),  im(c) = re(a) im(b) + im(a) re(b).
 // Four products rather than the three of Gauss's trick, whose cancellation loosens the error
 // bound of the imaginary part. Conjugate views are read through their memory with the signs of
-// the imaginary parts flipped. Hooked into mm and bmm (gemm_kernels.cpp).
+// the imaginary parts flipped. Hooked into mm, bmm, addmm, mv, dot and vdot (gemm_kernels.cpp).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -16,7 +16,12 @@ namespace mimic::torch_backend::aten {
 bool complexGemmServes(const at::Tensor& c, const at::Tensor& a, const at::Tensor& b);
 bool complexGemmServes(const at::Tensor& a, const at::Tensor& b);
 
-// c = a b for complex64 2-D a [M, K], b [K, N], c [M, N], or 3-D batches of them.
-void complexGemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at::Tensor& b);
+// c = alpha a b + beta c for complex64 2-D a [M, K], b [K, N], c [M, N], or 3-D batches of
+// them, with real alpha and beta (c is not read when beta is 0).
+void complexGemm(const char* op, const at::Tensor& c, const at::Tensor& a, const at::Tensor& b,
+                 double alpha = 1, double beta = 0);
+
+// The real value of `s`; false for a complex one with a nonzero imaginary part.
+bool realScalar(const at::Scalar& s, double* value);
 
 }  // namespace mimic::torch_backend::aten

@@ -185,6 +185,14 @@ at::Tensor& bmmOut(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                  const at::Scalar& beta, const at::Scalar& alpha) {
   checkMm(mat1, mat2, "addmm");
+  double alphaValue, betaValue;
+  if (complexGemmServes(mat1, mat2) && self.scalar_type() == at::kComplexFloat &&
+      !self.is_conj() && realScalar(alpha, &alphaValue) && realScalar(beta, &betaValue)) {
+    at::Tensor out = emptyLike(mat1, {mat1.size(0), mat2.size(1)});
+    if (betaValue != 0) out.copy_(self.expand(out.sizes()));
+    complexGemm("aten::addmm", out, mat1, mat2, alphaValue, betaValue);
+    return out;
+  }
   if (!floatProduct(self, mat1, mat2)) {
     return Fallback<at::_ops::addmm>::call(self, mat1, mat2, beta, alpha);
   }
@@ -249,6 +257,11 @@ at::Tensor mv(const at::Tensor& self, const at::Tensor& vec) {
   TORCH_CHECK(self.dim() == 2 && vec.dim() == 1 && self.size(1) == vec.size(0),
               "size mismatch, got input (", self.size(0), "), mat (", self.size(0), "x",
               self.size(1), "), vec (", vec.size(0), ")");
+  if (complexGemmServes(self, vec)) {
+    at::Tensor out = emptyLike(self, {self.size(0)});
+    complexGemm("aten::mv", out.unsqueeze(1), self, vec.unsqueeze(1));
+    return out;
+  }
   if (!floatProduct(self, vec)) return Fallback<at::_ops::mv>::call(self, vec);
   at::Tensor out = emptyLike(self, {self.size(0)});
   mmOnDevice("aten::mv", out.unsqueeze(1), self, vec.unsqueeze(1));
@@ -267,6 +280,11 @@ at::Tensor dotOf(const char* op, const at::Tensor& self, const at::Tensor& other
   // Mismatches keep the CPU's errors, and float64 its kernels.
   if (self.size(0) != other.size(0) || self.scalar_type() != other.scalar_type() ||
       !dotDtype(self.scalar_type())) {
+    if (self.size(0) == other.size(0) && complexGemmServes(self, other)) {
+      at::Tensor out = emptyLike(self, {});
+      complexGemm(op, out.view({1, 1}), self.unsqueeze(0), other.unsqueeze(1));
+      return out;
+    }
     return Fallback<Op>::call(self, other);
   }
   at::Tensor out = emptyLike(self, {});
@@ -281,6 +299,10 @@ at::Tensor dot(const at::Tensor& self, const at::Tensor& tensor) {
 // vdot conjugates its first operand: for the real dtypes the device computes in, a dot product
 // (complex operands take the fallback).
 at::Tensor vdot(const at::Tensor& self, const at::Tensor& other) {
+  if (self.dim() == 1 && other.dim() == 1 && self.size(0) == other.size(0) &&
+      complexGemmServes(self, other)) {
+    return dotOf<at::_ops::vdot>("aten::vdot", self.conj(), other);
+  }
   return dotOf<at::_ops::vdot>("aten::vdot", self, other);
 }
 
