@@ -41,6 +41,10 @@ class SortGen {
   void flip(Reg blockSize);  // negates the odd blocks of blockSize (descending this stage)
   void negate(Reg count, Reg keys, Reg idx);
   void step(Reg j);
+  void packedStep(Reg j);
+  // Packed keys: key * 2^32 + index from keys and the indices, and back (indices to idx_[0]).
+  void pack(Reg keys, Reg idx, Reg count);
+  void unpack(Reg count);
   void swapBuffers();
   void store();
   // Moves `count` i64 between the scratchpad and the workspace at `offset` of this row.
@@ -87,6 +91,7 @@ Reg SortGen::work(int which, Reg offset) {
 }
 
 void SortGen::workDma(bool toWork, int which, Reg offset, Reg sp, Reg count) {
+  if (s_.packed() && which == kSortWorkIdx) return;
   Reg address = work(which, offset), eight = k_.li(8);
   k_.dmaDim(desc_, DType::I64, 0, count, eight, eight);
   Reg token = toWork ? k_.dmaStore(address, sp, desc_) : k_.dmaLoad(sp, address, desc_);
@@ -149,13 +154,34 @@ void SortGen::makeKeys() {
   Reg idx = arg(kSortSpIdx0);
   k_.iota(DType::I64, idx, p_);
   if (s_.pass == SortPass::Chunk) k_.binaryScalar(BinaryOp::Add, DType::I64, idx, idx, start_, p_);
+  if (s_.packed()) pack(keys, idx, n_);
   for (Reg r : {keys, raw, pad, count, t, idx}) k_.release(r);
+}
+
+void SortGen::pack(Reg keys, Reg idx, Reg count) {
+  when(count, [&] {
+    Reg shift = k_.li(int64_t{1} << 32);
+    k_.vshape(one_, zero_, zero_, zero_);
+    k_.binaryScalar(BinaryOp::Mul, DType::I64, keys, keys, shift, count);
+    k_.binary(BinaryOp::Add, DType::I64, keys, keys, idx, count);
+    k_.release(shift);
+  });
+}
+
+void SortGen::unpack(Reg count) {
+  Reg low = k_.li(0xffffffffLL), shift = k_.li(int64_t{1} << 32);
+  k_.vshape(one_, zero_, zero_, zero_);
+  k_.binaryScalar(BinaryOp::And, DType::I64, idx_[0], keys_[0], low, count);
+  k_.binary(BinaryOp::Sub, DType::I64, keys_[0], keys_[0], idx_[0], count);
+  k_.binaryScalar(BinaryOp::Div, DType::I64, keys_[0], keys_[0], shift, count);
+  k_.release(low);
+  k_.release(shift);
 }
 
 void SortGen::negate(Reg count, Reg keys, Reg idx) {
   k_.vshape(one_, zero_, zero_, zero_);
   k_.unary(UnaryOp::Not, DType::I64, keys, keys, count);
-  k_.unary(UnaryOp::Not, DType::I64, idx, idx, count);
+  if (!s_.packed()) k_.unary(UnaryOp::Not, DType::I64, idx, idx, count);
 }
 
 void SortGen::flip(Reg blockSize) {
@@ -168,6 +194,7 @@ void SortGen::flip(Reg blockSize) {
   k_.alu(ScalarOp::Mul, stride, stride, 8);
   k_.vshape(rows, stride, stride, zero_);
   for (Reg buffer : {keys_[0], idx_[0]}) {
+    if (s_.packed() && buffer.index == idx_[0].index) break;
     k_.alu(ScalarOp::Mul, a, blockSize, 8);
     k_.alu(ScalarOp::Add, a, a, buffer);
     k_.unary(UnaryOp::Not, DType::I64, a, a, blockSize);
@@ -177,6 +204,7 @@ void SortGen::flip(Reg blockSize) {
 }
 
 void SortGen::step(Reg j) {
+  if (s_.packed()) return packedStep(j);
   Reg rows = k_.reg(), stride = k_.reg(), offset = k_.reg(), keyHi = k_.reg(), idxHi = k_.reg(),
       half = k_.reg();
   Reg m0 = arg(kSortSpMask0), m1 = arg(kSortSpMask1), m2 = arg(kSortSpMask2);
@@ -203,6 +231,20 @@ void SortGen::step(Reg j) {
   k_.alu(ScalarOp::Add, hi, idx_[1], offset);
   k_.select(DType::I64, hi, m0, idx_[0], idxHi, j);
   for (Reg r : {rows, stride, offset, keyHi, idxHi, half, m0, m1, m2}) k_.release(r);
+}
+
+void SortGen::packedStep(Reg j) {
+  Reg rows = k_.reg(), stride = k_.reg(), offset = k_.reg(), hi = k_.reg(), out = k_.reg();
+  k_.alu(ScalarOp::Shr, rows, p_, 1);
+  k_.alu(ScalarOp::Div, rows, rows, j);
+  k_.alu(ScalarOp::Mul, stride, j, 16);
+  k_.alu(ScalarOp::Mul, offset, j, 8);
+  k_.alu(ScalarOp::Add, hi, keys_[0], offset);
+  k_.alu(ScalarOp::Add, out, keys_[1], offset);
+  k_.vshape(rows, stride, stride, stride);
+  k_.binary(BinaryOp::Min, DType::I64, keys_[1], keys_[0], hi, j);
+  k_.binary(BinaryOp::Max, DType::I64, out, keys_[0], hi, j);
+  for (Reg r : {rows, stride, offset, hi, out}) k_.release(r);
 }
 
 // The buffers' roles swap at run time: the registers exchange their addresses.
@@ -255,6 +297,7 @@ void SortGen::storeRow(int operand, DType type, Reg from) {
 
 void SortGen::store() {
   when(n_, [&] {
+    if (s_.packed()) unpack(n_);
     k_.vshape(one_, zero_, zero_, zero_);
     if (s_.writeIndices) storeRow(kSortIndices, DType::I64, idx_[0]);
     if (!s_.writeValues) return;

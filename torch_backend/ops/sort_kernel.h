@@ -9,16 +9,19 @@
 //   descending          the bitwise not of the key, so that the network always sorts
 //                       ascending (NaN then comes first, as on the CPU).
 // Each pair compares (key, index) lexicographically: the indices make every pair distinct, so
-// the network's result is the one stable order. The row is padded to P, a power of two, with
-// (INT64_MAX, index >= N) pairs, which sort after every real pair and are not stored.
+// the network's result is the one stable order. Keys of 32 bits (every type but i64) are
+// packed with their index into one i64, key * 2^32 + index, which orders as the pair does: a
+// compare-exchange is then a min and a max, and the index buffers stay unused. The row is padded to
+// P, a power of two, with (INT64_MAX, index >= N) pairs, which sort after every real pair and are
+// not stored.
 //
 // The network has log2(P) stages k = 2, 4, .., P, each of steps j = k/2, .., 1 comparing
 // element i with i + j inside blocks of 2j. Stage k sorts blocks of k alternately ascending
 // and descending; the descending blocks are bitwise negated (keys and indices) for the stage,
 // which reverses their order, so that every step is one ascending compare-exchange of the
 // whole row: a 2-D vector shape [P / 2j rows][j elements], rows 2j elements apart. Steps
-// ping-pong between two buffers, so that a step is three compares, two mask ops and four
-// selects, each over P/2 elements.
+// ping-pong between two buffers, so that a step is a min and a max (packed keys) or three
+// compares, two mask ops and four selects (i64 keys), each over P/2 elements.
 //
 // Values are rebuilt from the sorted keys (the inverse of the key map), indices stored as i64.
 //
@@ -51,6 +54,8 @@ struct SortShape {
   bool writeValues = true, writeIndices = true;
   SortPass pass = SortPass::Whole;
   bool last = false;  // Merge: the network's last stage, which writes the outputs
+  // Keys of 32 bits carry their index: key * 2^32 + index, one i64 whose order is the pairs'.
+  bool packed() const { return in != isa::DType::I64; }
   std::string key() const;
 };
 
