@@ -290,3 +290,50 @@ def test_complex128_stays_on_the_counted_fallback():
     a = torch.ones(3, dtype=torch.complex128)
     assert torch.equal((a.to(DEVICE) * 2j).cpu(), a * 2j)
     assert torch_mimic.fallback_report() == {"aten::mul.Tensor": 1}
+
+
+@pytest.mark.parametrize("start,end,steps", [(1 + 1j, 10 + 5j, 50), (-100, 100, 401), (2, 0, 3),
+                                             (1j, 2, 1), (0, 1, 0)])
+def test_linspace_writes_both_parts_in_one_launch(start, end, steps):
+    before = launches()
+    result = torch.linspace(start, end, steps, dtype=C64, device=DEVICE)
+    assert launches() - before == (1 if steps else 0)
+    expected = torch.linspace(start, end, steps, dtype=C64)
+    # One rounding each of the step's product and sum: the CPU's vector loop adds the step to
+    # the first element of each vector instead, an ulp of the largest end apart.
+    _assert_within(result, expected, 4 * U * max(abs(start), abs(end)))
+    _native()
+
+
+def test_linspace_into_strided_out():
+    out = torch.zeros(2, 3, dtype=C64, device=DEVICE)
+    torch.linspace(0, 3 + 3j, 4, out=out.narrow(1, 1, 2))
+    expected = torch.zeros(2, 3, dtype=C64)
+    torch.linspace(0, 3 + 3j, 4, out=expected.narrow(1, 1, 2))
+    _assert_within(out, expected, 0)
+    _native()
+
+
+def test_addmm_linear_and_mv():
+    a, b, bias, v = _rand(4, 6, seed=19), _rand(6, 3, seed=20), _rand(3, seed=21), _rand(6, seed=22)
+    da, db, dbias, dv = (t.to(DEVICE) for t in (a, b, bias, v))
+    bound = _gemm_bound(a, b) + 4 * U * bias.abs().double()
+    _assert_within(torch.addmm(dbias, da, db, beta=2, alpha=-0.5),
+                   torch.addmm(bias, a, b, beta=2, alpha=-0.5), 2 * bound)
+    _assert_within(torch.nn.functional.linear(da, db.t(), dbias),
+                   torch.nn.functional.linear(a, b.t(), bias), bound)
+    _assert_within(da @ dv, a @ v, _gemm_bound(a, v.unsqueeze(1)).squeeze(1))
+    _native()
+
+
+def test_dot_and_vdot_against_sums_of_products():
+    # The host's libtorch 1.13 CPU dot/vdot of complex vectors return 0 (its BLAS call), so the
+    # reference is the sum of the products, computed in complex128.
+    a, b = _rand(33, seed=23), _rand(33, seed=24)
+    da, db = a.to(DEVICE), b.to(DEVICE)
+    wide_a, wide_b = a.to(torch.complex128), b.to(torch.complex128)
+    bound = 2 * (2 * 33 + 2) * U * (a.abs().double() @ b.abs().double())
+    _assert_within(torch.dot(da, db).to(torch.complex128), (wide_a * wide_b).sum(), bound)
+    _assert_within(torch.vdot(da, db).to(torch.complex128), (wide_a.conj() * wide_b).sum(), bound)
+    _assert_within(torch.vdot(da.conj(), db).to(torch.complex128), (wide_a * wide_b).sum(), bound)
+    _native()

@@ -186,8 +186,8 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
                  const at::Scalar& beta, const at::Scalar& alpha) {
   checkMm(mat1, mat2, "addmm");
   double alphaValue, betaValue;
-  if (complexGemmServes(mat1, mat2) && self.scalar_type() == at::kComplexFloat &&
-      !self.is_conj() && realScalar(alpha, &alphaValue) && realScalar(beta, &betaValue)) {
+  if (complexGemmServes(mat1, mat2) && self.scalar_type() == at::kComplexFloat && !self.is_conj() &&
+      realScalar(alpha, &alphaValue) && realScalar(beta, &betaValue)) {
     at::Tensor out = emptyLike(mat1, {mat1.size(0), mat2.size(1)});
     if (betaValue != 0) out.copy_(self.expand(out.sizes()));
     complexGemm("aten::addmm", out, mat1, mat2, alphaValue, betaValue);

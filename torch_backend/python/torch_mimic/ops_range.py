@@ -13,6 +13,7 @@ near zero."""
 import torch
 
 from ._lib import FLOAT_DTYPES, Unsupported, impl, launch
+from .ops_complex import linspace_complex64
 
 _F32 = torch.float32
 
@@ -55,8 +56,10 @@ def _linear_scalars(start, end, steps, dtype, step_dtype):
 
 @impl("linspace.out")
 def linspace_out(start, end, steps, *, out):
-    _check_steps(steps, out, (_F32,))
+    _check_steps(steps, out, (_F32, torch.complex64))
     _resized(out, steps)
+    if out.dtype == torch.complex64:
+        return linspace_complex64(start, end, steps, out, _LINEAR)
     if steps == 1:
         return launch(out, [], "s0", _F32, [_real(start)])
     if steps > 1:
