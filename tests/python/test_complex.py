@@ -337,3 +337,17 @@ def test_dot_and_vdot_against_sums_of_products():
     _assert_within(torch.vdot(da, db).to(torch.complex128), (wide_a.conj() * wide_b).sum(), bound)
     _assert_within(torch.vdot(da.conj(), db).to(torch.complex128), (wide_a * wide_b).sum(), bound)
     _native()
+
+
+def test_conj_physical_functional_out_and_in_place():
+    x = _rand(3, 4, seed=25)
+    d = x.to(DEVICE)
+    _assert_within(torch.conj_physical(d), torch.conj_physical(x), 0)
+    _assert_within(torch.conj_physical(d.conj()), torch.conj_physical(x.conj()), 0)
+    _assert_within(torch.conj_physical(d.t()), torch.conj_physical(x.t()), 0)
+    out = torch.empty(0, dtype=C64, device=DEVICE)
+    torch.conj_physical(d, out=out)
+    _assert_within(out, x.conj_physical(), 0)
+    d.conj_physical_()
+    _assert_within(d, x.conj_physical(), 0)
+    _native()

@@ -1,10 +1,11 @@
-"""complex64 helpers of the Python op kernels: a complex64 tensor is written through the float32
-views of its parts (torch.view_as_real(x)[..., 0] and [..., 1]), both in one elementwise_multi
-launch. The pointwise ops, sum/mean and the matrix products of complex64 are C++ kernels
-(torch_backend/aten/complex_*.h); the random fills are in ops_random.py."""
+"""complex64 in the Python op kernels: a complex64 tensor is read and written through the float32
+views of its parts (torch.view_as_real(x)[..., 0] and [..., 1]), both parts in one
+elementwise_multi launch: conj_physical, and linspace for ops_range.py. The pointwise ops,
+sum/mean and the matrix products of complex64 are C++ kernels (torch_backend/aten/complex_*.h);
+the random fills are in ops_random.py."""
 import torch
 
-from ._lib import Unsupported
+from ._lib import Unsupported, impl, prepare_out
 
 _F32 = torch.float32
 
@@ -43,3 +44,30 @@ def linspace_complex64(start, end, steps, out, linear):
         scalars = scalars[0] + [steps // 2, steps - 1] + scalars[1]
     torch.ops.mimic.elementwise_multi(parts, [], programs, _F32, scalars)
     return out
+
+
+@impl("conj_physical.out")
+def conj_physical_out(self, *, out):
+    """The conjugate in memory of complex64 ``self`` (which may be a conjugate view: its memory
+    is then the result); other dtypes take the fallback, as before."""
+    if self.dtype != torch.complex64 or out.dtype != torch.complex64 or self.is_neg():
+        raise Unsupported()
+    if self.device != out.device:
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {self.device} and {out.device}!")
+    prepare_out(out, self.shape, self.dtype)
+    outs = _parts(out)
+    pairs = torch.view_as_real(self.conj() if self.is_conj() else self)
+    programs = ["x0", "x1" if self.is_conj() else "x1 neg"]
+    if out.numel():
+        torch.ops.mimic.elementwise_multi(outs, [pairs.select(-1, 0), pairs.select(-1, 1)],
+                                          programs, _F32, [])
+    return out
+
+
+@impl("conj_physical_")
+def conj_physical_(self):
+    """In place: PyTorch's kernel calls its CPU stub, which has no device entry."""
+    if not self.is_complex():
+        return self
+    return conj_physical_out(self, out=self)
