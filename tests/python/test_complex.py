@@ -351,3 +351,25 @@ def test_conj_physical_functional_out_and_in_place():
     d.conj_physical_()
     _assert_within(d, x.conj_physical(), 0)
     _native()
+
+
+def test_angle_is_atan2_of_the_parts_with_signed_zeros():
+    z = _rand(2000, seed=26) * 3
+    special = [0j, complex(-0.0, 0.0), complex(0.0, -0.0), complex(-0.0, -0.0), complex(-3, -0.0),
+               1j, -1j, 1 + 1j, -1 - 1j, complex(math.nan, 1)]
+    z[:len(special)] = torch.tensor(special, dtype=C64)
+    d = z.to(DEVICE)
+    before = launches()
+    result = d.angle()
+    assert launches() - before == 1
+    # Cephes' atanf is within 2 ulps; the octant's pi - r adds one of pi.
+    bound = 4 * U * (z.angle().abs().double() + math.pi)
+    _assert_within(result, z.angle(), bound)
+    assert torch.equal(result.cpu()[:4].signbit(), z.angle()[:4].signbit())
+    _assert_within(d.conj().angle(), z.conj().angle(), bound)
+    out = torch.empty(0, device=DEVICE)
+    torch.angle(d, out=out)
+    _assert_within(out, z.angle(), bound)
+    real = torch.tensor([-1.0, 0.0, 2.0, math.nan, -0.5])
+    _assert_within(real.to(DEVICE).angle(), real.angle(), 0)
+    _native()

@@ -3,6 +3,8 @@ views of its parts (torch.view_as_real(x)[..., 0] and [..., 1]), both parts in o
 elementwise_multi launch: conj_physical, and linspace for ops_range.py. The pointwise ops,
 sum/mean and the matrix products of complex64 are C++ kernels (torch_backend/aten/complex_*.h);
 the random fills are in ops_random.py."""
+import math
+
 import torch
 
 from ._lib import Unsupported, impl, prepare_out
@@ -71,3 +73,61 @@ def conj_physical_(self):
     if not self.is_complex():
         return self
     return conj_physical_out(self, out=self)
+
+
+# angle = atan2(im, re) in one launch of four programs; each reads the earlier outputs (x2, x3,
+# x4: two float32 temporaries and the reduced argument) instead of repeating them (RPN has no
+# dup). Cephes' atanf: the ratio a = min/max of |re|, |im| in [0, 1], reduced to |a'| <= tan(pi/8)
+# by a' = (a - 1) / (a + 1) (plus pi/4), a degree-9 odd polynomial (a few ulps), then the octant.
+_TAN_PI_8 = 0.4142135623730950
+# 0 for 0 / 0, so that signed zeros give atan2's 0, pi, -0 or -pi through the tests of 1 / x < 0.
+_ATAN_RATIO = "x0 abs x1 abs max 0 eq 0 x0 abs x1 abs min x0 abs x1 abs max div where"
+_ATAN_REDUCED = f"x2 {_TAN_PI_8!r} gt x2 1 sub x2 1 add div x2 where"
+_Z = "x3 x3 mul"
+_ATAN_REDUCED_VALUE = (
+    f"8.05374449538e-2 {_Z} mul -1.38776856032e-1 add {_Z} mul 1.99777106478e-1 add {_Z} mul "
+    f"-3.33329491539e-1 add {_Z} mul x3 mul x3 add x2 {_TAN_PI_8!r} gt {math.pi / 4!r} 0 where add")
+_OCTANT = f"x1 abs x0 abs gt {math.pi / 2!r} x4 sub x4 where"
+_HALF_PLANE = f"1 x0 div 0 lt {math.pi!r} {_OCTANT} sub {_OCTANT} where"
+_ANGLE = f"1 x1 div 0 lt {_HALF_PLANE} neg {_HALF_PLANE} where"
+# Real inputs: pi for negative numbers, NaN for NaN, 0 otherwise (as PyTorch's CPU kernel).
+_REAL_ANGLE = f"x0 x0 ne x0 x0 0 lt {math.pi!r} 0 where where"
+
+
+def _angle_into(self, out):
+    if self.device != out.device:
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {self.device} and {out.device}!")
+    if out.numel() == 0:
+        return out
+    if self.dtype == _F32:
+        torch.ops.mimic.elementwise_multi([out], [self], [_REAL_ANGLE], _F32, [])
+        return out
+    pairs = torch.view_as_real(self.conj() if self.is_conj() else self)
+    re, im = pairs.select(-1, 0), pairs.select(-1, 1)
+    if self.is_conj():
+        im = im.neg()  # a conjugate view's imaginary part is the negated memory
+    temporaries = [torch.empty(self.shape, dtype=_F32, device=self.device) for _ in range(3)]
+    programs = [_ATAN_RATIO, _ATAN_REDUCED, _ATAN_REDUCED_VALUE, _ANGLE]
+    torch.ops.mimic.elementwise_multi(temporaries + [out], [re, im], programs, _F32, [])
+    return out
+
+
+def _angle_supported(self):
+    if self.dtype not in (_F32, torch.complex64) or self.is_neg():
+        raise Unsupported()
+
+
+@impl("angle")
+def angle(self):
+    _angle_supported(self)
+    return _angle_into(self, torch.empty(self.shape, dtype=_F32, device=self.device))
+
+
+@impl("angle.out")
+def angle_out(self, *, out):
+    _angle_supported(self)
+    if out.dtype != _F32 or out.is_neg():
+        raise Unsupported()
+    prepare_out(out, self.shape, _F32)
+    return _angle_into(self, out)
