@@ -373,3 +373,17 @@ def test_angle_is_atan2_of_the_parts_with_signed_zeros():
     real = torch.tensor([-1.0, 0.0, 2.0, math.nan, -0.5])
     _assert_within(real.to(DEVICE).angle(), real.angle(), 0)
     _native()
+
+
+def test_complex_and_polar_build_pairs_from_float_tensors():
+    r, i = torch.randn(3, 4), torch.randn(4)
+    dr, di = r.to(DEVICE), i.to(DEVICE)
+    _assert_within(torch.complex(dr, di), torch.complex(r, i), 0)
+    # cos and sin of the device within a few ulps of 1, times |r|.
+    _assert_within(torch.polar(dr.abs(), di), torch.polar(r.abs(), i), 8 * U * r.abs().double())
+    out = torch.empty(0, dtype=C64, device=DEVICE)
+    torch.complex(di, dr, out=out)
+    _assert_within(out, torch.complex(i, r), 0)
+    _native()
+    with pytest.raises(RuntimeError, match="Expected object of scalar type Float"):
+        torch.complex(dr, di.double())

@@ -131,3 +131,29 @@ def angle_out(self, *, out):
         raise Unsupported()
     prepare_out(out, self.shape, _F32)
     return _angle_into(self, out)
+
+
+def _pairs_out(name, first, second, out, programs):
+    """out = the complex64 of the programs over float32 ``first`` and ``second`` (broadcast);
+    other dtypes take the fallback, which raises PyTorch's errors."""
+    if first.dtype != _F32 or second.dtype != _F32 or out.dtype != torch.complex64:
+        raise Unsupported()
+    if first.device != out.device or second.device != out.device:
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {first.device} and {out.device}! (in {name})")
+    shape = torch.broadcast_shapes(first.shape, second.shape)
+    prepare_out(out, shape, torch.complex64)
+    if out.numel():
+        inputs = [t.expand(shape) for t in (first, second)]
+        torch.ops.mimic.elementwise_multi(_parts(out), inputs, programs, _F32, [])
+    return out
+
+
+@impl("complex.out")
+def complex_out(real, imag, *, out):
+    return _pairs_out("complex", real, imag, out, ["x0", "x1"])
+
+
+@impl("polar.out")
+def polar_out(abs, angle, *, out):
+    return _pairs_out("polar", abs, angle, out, ["x0 x1 cos mul", "x0 x1 sin mul"])
