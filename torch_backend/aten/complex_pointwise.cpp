@@ -69,13 +69,28 @@ Part complexDiv(const Part& a, const Part& b) {
           div(div(sub(mul(a.im, c), mul(a.re, d)), norm), scale)};
 }
 
-// |z| as hypot computes it: scaled by the larger part, 0 for 0 and inf when a part is infinite.
+// |z| correctly rounded in nearly every case, as the CPU's hypotf gives it: |z|^2 as a pair of
+// float32 (the squares' rounding errors by fma, their sum's by Fast2Sum), its square root with
+// one Newton correction. Parts whose squares would overflow or lose their errors to underflow
+// are scaled by the larger part first (within an ulp); 0 for 0 and inf when a part is infinite.
 std::string complexAbs(const Part& z) {
   if (z.im == "0") return call(z.re, "abs");
+  const std::string p1 = mul(z.re, z.re), p2 = mul(z.im, z.im);
+  const std::string big = p1 + " " + p2 + " max", small = p1 + " " + p2 + " min";
+  const std::string sum = add(big, small);
+  const std::string low =
+      add(add(sub(small, sub(sum, big)), z.re + " " + z.re + " " + p1 + " neg fma"),
+          z.im + " " + z.im + " " + p2 + " neg fma");
+  const std::string root = call(sum, "sqrt");
+  const std::string residual = add(root + " neg " + root + " " + sum + " fma", low);
+  const std::string accurate = add(root, div(residual, mul(root, "2")));
+
   const std::string scale = z.re + " abs " + z.im + " abs max";
   const std::string x = div(z.re, scale), y = div(z.im, scale);
   const std::string scaled = mul(scale, call(add(mul(x, x), mul(y, y)), "sqrt"));
-  return where(scale + " 0 eq", "0", where(scale + " inf eq", "inf", scaled));
+  const std::string outOfRange = scale + " 1e18 gt " + scale + " 1e-15 lt or";
+  return where(scale + " 0 eq", "0",
+               where(scale + " inf eq", "inf", where(outOfRange, scaled, accurate)));
 }
 
 enum class ComplexResult {
