@@ -41,3 +41,17 @@ def test_foreach_list_lengths():
     cpu, device = _both(lambda d: torch._foreach_add([torch.ones(2, device=d)] * 2,
                                                      [torch.ones(2, device=d)] * 3))
     assert device == cpu
+
+
+@pytest.mark.parametrize("op", [
+    lambda b: b.sum(), lambda b: b.sum(0, dtype=torch.int64), lambda b: b.max(),
+    lambda b: b & torch.ones_like(b), lambda b: ~b, lambda b: b.logical_not(),
+    lambda b: b.to(torch.int32), lambda b: b.float(), lambda b: b == True,  # noqa: E712
+    lambda b: torch.where(b, 1, 0), lambda b: b.any(), lambda b: b * 3,
+], ids=["sum", "sum-int64", "max", "and", "invert", "logical_not", "to-int32", "float", "eq",
+        "where", "any", "mul"])
+def test_bool_bytes_other_than_0_and_1_read_as_true(op):
+    bytes_ = torch.tensor([0, 1, 2, 255], dtype=torch.uint8)
+    cpu = op(bytes_.view(torch.bool))
+    device = op(bytes_.to(DEVICE).view(torch.bool))
+    assert device.dtype == cpu.dtype and torch.equal(device.cpu(), cpu)

@@ -27,12 +27,15 @@ std::vector<std::string_view> words(std::string_view text) {
 
 // The template with {i} replaced by operand i's token: tensors are x0, x1, ... and scalars s0,
 // s1, ... in operand order, as `scalarOperands` (bit i: operand i is a scalar) says.
-std::string instantiate(std::string_view program, size_t operands, unsigned scalarOperands) {
+// Bool tensor operands (bit i of `flagOperands`) read as `x != 0`.
+std::string instantiate(std::string_view program, size_t operands, unsigned scalarOperands,
+                        unsigned flagOperands = 0) {
   std::vector<std::string> tokens;
   int tensors = 0, scalars = 0;
   for (size_t i = 0; i < operands; ++i) {
     tokens.push_back(scalarOperands >> i & 1u ? "s" + std::to_string(scalars++)
                                               : "x" + std::to_string(tensors++));
+    if (flagOperands >> i & 1u) tokens.back() += " 0 ne";
   }
   std::string text;
   for (size_t i = 0; i < program.size(); ++i) {
@@ -271,7 +274,25 @@ bool PointwiseKernel::prepare(const c10::IValue* args, PointwiseLaunch* launch) 
     if (t->sizes() != at::IntArrayRef(shape)) expandTo(launch->inputs.back(), shape);
   }
   launch->target = std::move(target);
-  launch->program = &program->texts[scalarOperands];
+  unsigned flagOperands = 0;
+  for (size_t i = 0; i < program->operands.size(); ++i) {
+    const c10::IValue& value = args[program->operands[i]];
+    if (!(scalarOperands >> i & 1u) && value.toTensor().scalar_type() == at::kBool) {
+      flagOperands |= 1u << i;
+    }
+  }
+  if (flagOperands == 0) {
+    launch->program = &program->texts[scalarOperands];
+  } else {
+    std::lock_guard<std::mutex> lock(program->flagTexts->mutex);
+    auto [entry, added] =
+        program->flagTexts->texts.try_emplace({scalarOperands, flagOperands}, std::string());
+    if (added) {
+      entry->second =
+          instantiate(program->op->program, program->operands.size(), scalarOperands, flagOperands);
+    }
+    launch->program = &entry->second;
+  }
   launch->compute = compute;
   return true;
 }

@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+#include <map>
+#include <memory>
+#include <mutex>
+
 #include "torch_backend/aten/op_table.h"
 #include "torch_backend/aten/pointwise_variant.h"
 #include "torch_backend/ops/kernel_cache.h"
@@ -49,11 +53,18 @@ class PointwiseKernel final : public c10::OperatorKernel {
   const std::string& name() const { return name_; }
 
  private:
+  struct FlagTexts {
+    std::mutex mutex;
+    std::map<std::pair<unsigned, unsigned>, std::string> texts;  // (scalars, bool operands)
+  };
   struct Program {
     const PointwiseOp* op = nullptr;
     std::vector<int> operands;       // schema argument positions for {0}, {1}, ...
     std::vector<int> promoted;       // schema argument positions that decide the result dtype
     std::vector<std::string> texts;  // by which operands are scalars (bit i: {i})
+    // Texts in which bool tensor operands read as `x != 0`, made on first use: a bool holding
+    // a byte other than 0 or 1 is true, as the CPU's loads normalise it.
+    std::unique_ptr<FlagTexts> flagTexts = std::make_unique<FlagTexts>();
   };
   enum class Output { Functional, InPlace, Out };
 

@@ -182,6 +182,10 @@ void ReductionKernel::operator()(const c10::OperatorHandle& handle, c10::Dispatc
       return out.fill_(op_.reduce == "min" ? 1 : 0);  // all() of nothing is true, any() false
     }
     ops::ReduceFusion fusion;
+    // A bool holding a byte other than 0 or 1 counts as true, as the CPU's loads read it.
+    if (from.scalar_type() == at::kBool && kind != "argmax" && kind != "argmin") {
+      fusion.map = ops::ReduceMap::NonZero;
+    }
     if (op_.mean) {
       int64_t elements = 1;
       for (int d : dims) elements *= from.size(d);

@@ -83,6 +83,9 @@ void checkFusion(const TensorView& in, ReduceKind kind, const ReduceFusion& f) {
     case ReduceMap::Square:
       if (!floatIn || kind != ReduceKind::Sum) fail(kind, "the square map needs a float sum");
       break;
+    case ReduceMap::NonZero:
+      if (in.dtype != DType::U8) fail(kind, "the nonzero map needs a u8 input");
+      break;
     case ReduceMap::Mul:
     case ReduceMap::SquaredDifference:
       if (kind != ReduceKind::Sum) fail(kind, "the mul and sqdiff maps need sum");

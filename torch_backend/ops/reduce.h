@@ -20,6 +20,7 @@ enum class ReduceMap {
   Square,             // x * x: float inputs; Sum (the 2-norm)
   Mul,                // x * other: Sum (dot)
   SquaredDifference,  // (x - other)^2: float inputs; Sum (the squared error of mse_loss)
+  NonZero,            // 1 where x != 0, else 0: u8 inputs (bool, whose other bytes read as true)
 };
 
 struct ReduceFusion {

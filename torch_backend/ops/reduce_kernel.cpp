@@ -28,7 +28,7 @@ const char* kindName(ReduceKind k) {
 }
 
 const char* mapName(ReduceMap m) {
-  static const char* const kNames[] = {"", ".abs", ".square", ".mul", ".sqdiff"};
+  static const char* const kNames[] = {"", ".abs", ".square", ".mul", ".sqdiff", ".nonzero"};
   return kNames[static_cast<int>(m)];
 }
 

@@ -66,6 +66,8 @@ void TileFold::prepare(int set, Reg rows, Reg n) {
       k_.unary(isa::UnaryOp::Abs, s_.acc, x, x, n);
     } else if (s_.map == ReduceMap::Square) {
       k_.binary(BinaryOp::Mul, s_.acc, x, x, x, n);
+    } else if (s_.map == ReduceMap::NonZero) {
+      k_.binaryScalar(BinaryOp::Min, s_.acc, x, x, 1.0, n);  // bytes are never negative
     } else if (s_.map == ReduceMap::Mul) {
       Reg y = arg(otherAccArg(set));
       k_.binary(BinaryOp::Mul, s_.acc, x, x, y, n);

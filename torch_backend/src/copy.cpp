@@ -29,12 +29,13 @@ void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
     ops::elementwise(ctx, rawViewOf(dst), {rawViewOf(src.expand(dst.sizes()))}, "x0",
                      rawViewOf(dst).dtype, {});
   } else if (isaDTypeOf(dst.scalar_type(), &dstType) && isaDTypeOf(src.scalar_type(), &srcType)) {
-    // Bool is stored as U8 like uint8, but converting to bool means "is non-zero"; floats
-    // become uint8 through int64, so that negative values wrap as they do on the CPU.
-    const bool toBool = dst.scalar_type() == at::kBool;
+    // Bool is stored as U8 like uint8, but converting to or from bool means "is non-zero" (a
+    // bool holding another byte reads as true, as the CPU's loads normalise it); floats become
+    // uint8 through int64, so that negative values wrap as they do on the CPU.
+    const bool viaFlag = dst.scalar_type() == at::kBool || src.scalar_type() == at::kBool;
     const bool floatToByte = dst.scalar_type() == at::kByte && isa::isFloat(srcType);
-    const char* program = toBool ? "x0 0 ne" : "x0";
-    const isa::DType compute = toBool ? srcType : floatToByte ? isa::DType::I64 : dstType;
+    const char* program = viaFlag ? "x0 0 ne" : "x0";
+    const isa::DType compute = viaFlag ? srcType : floatToByte ? isa::DType::I64 : dstType;
     ops::elementwise(ctx, viewOf(dst), {viewOf(src.expand(dst.sizes()))}, program, compute, {});
   } else {
     // A dtype the device cannot compute in: convert on the host, as a driver's copy would.
