@@ -1,0 +1,71 @@
+"""Upsampling, padding, prelu and unfold_backward compositions (torch_mimic/ops_upsample.py and
+siblings) against PyTorch's CPU device: shapes, scale factors, non-contiguous inputs, backward,
+errors, and that float32 runs without the CPU fallback."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+
+def _randn(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _forward_backward(fn, x, device):
+    """fn's output and input gradient on the CPU and on the device, for the same cotangent."""
+    results = []
+    for dev in ("cpu", device):
+        leaf = x.detach().to(dev).requires_grad_()
+        out = fn(leaf)
+        cotangent = _randn(*out.shape, seed=1).to(dev)
+        (grad,) = torch.autograd.grad(out, leaf, cotangent)
+        results.append((out.detach().cpu(), grad.cpu()))
+    return results
+
+
+def _assert_native(fallbacks):
+    assert not fallbacks(), f"unexpected CPU fallbacks: {fallbacks()}"
+
+
+# Nearest copies values and its backward sums at most ceil(out/in) products per input element per
+# dimension; the device sums in another order, so the bound is float32 rounding of such a sum.
+NEAREST_CASES = [
+    ((2, 3, 5), dict(size=8)), ((2, 3, 5), dict(size=10)), ((2, 3, 5), dict(size=3)),
+    ((2, 3, 5), dict(scale_factor=1.7)), ((1, 2, 4, 5), dict(size=(7, 3))),
+    ((1, 2, 4, 5), dict(scale_factor=(2.0, 0.6))), ((1, 2, 3, 4, 2), dict(size=(5, 4, 3))),
+    ((1, 2, 3, 4, 2), dict(scale_factor=1.5)), ((0, 2, 4), dict(size=6)),
+]
+
+
+@pytest.mark.parametrize("shape,kwargs", NEAREST_CASES)
+def test_nearest_matches_cpu(shape, kwargs, device, fallbacks):
+    x = _randn(*shape)
+    (out_cpu, grad_cpu), (out_dev, grad_dev) = _forward_backward(
+        lambda t: F.interpolate(t, mode="nearest", **kwargs), x, device)
+    torch.testing.assert_close(out_dev, out_cpu, rtol=0, atol=0)
+    torch.testing.assert_close(grad_dev, grad_cpu, rtol=1e-5, atol=1e-5)
+    _assert_native(fallbacks)
+
+
+def test_nearest_non_contiguous_and_out(device, fallbacks):
+    x = _randn(2, 6, 5, 4).transpose(2, 3)
+    expected = torch.ops.aten.upsample_nearest2d(x, [9, 7], None, None)
+    out = torch.empty(0, device=device)
+    torch.ops.aten.upsample_nearest2d.out(x.to(device), [9, 7], None, None, out=out)
+    torch.testing.assert_close(out.cpu(), expected, rtol=0, atol=0)
+    _assert_native(fallbacks)
+
+
+def test_nearest_errors_match_cpu(device):
+    for args in (([1, 2, 0], [4]), ([1, 2, 3], [0])):
+        with pytest.raises(RuntimeError) as cpu_error:
+            torch.ops.aten.upsample_nearest1d(torch.zeros(args[0]), args[1])
+        with pytest.raises(RuntimeError) as device_error:
+            torch.ops.aten.upsample_nearest1d(torch.zeros(args[0], device=device), args[1])
+        assert str(device_error.value) == str(cpu_error.value)
+
+
+def test_nearest_float64_falls_back(device, fallbacks):
+    x = _randn(1, 2, 3).double()
+    out = F.interpolate(x.to(device), size=5, mode="nearest")
+    torch.testing.assert_close(out.cpu(), F.interpolate(x, size=5, mode="nearest"), rtol=0, atol=0)
+    assert fallbacks(), "float64 computes on the CPU"
