@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 
 def _randn(*shape, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed))
 
 
 def _forward_backward(fn, x, device):
@@ -69,3 +69,32 @@ def test_nearest_float64_falls_back(device, fallbacks):
     out = F.interpolate(x.to(device), size=5, mode="nearest")
     torch.testing.assert_close(out.cpu(), F.interpolate(x, size=5, mode="nearest"), rtol=0, atol=0)
     assert fallbacks(), "float64 computes on the CPU"
+
+
+# prelu's weight gradient sums up to N products per channel in another order than the CPU: the
+# bound is float32 rounding of that sum (N u sum |x g|), well under 1e-4 for these sizes.
+PRELU_CASES = [((2, 3, 4), (3,)), ((2, 3, 4), (1,)), ((2, 3, 4, 5), ()), ((5,), (1,)), ((), ()),
+               ((0, 3, 2), (3,)), ((4, 6), (6,))]
+
+
+@pytest.mark.parametrize("shape,weight_shape", PRELU_CASES)
+def test_prelu_matches_cpu(shape, weight_shape, device, fallbacks):
+    x, w = _randn(*shape), _randn(*weight_shape, seed=2)
+    outputs = []
+    for dev in ("cpu", device):
+        xl, wl = x.to(dev).requires_grad_(), w.to(dev).requires_grad_()
+        out = F.prelu(xl, wl)
+        grads = torch.autograd.grad(out, (xl, wl), _randn(*out.shape, seed=1).to(dev))
+        outputs.append([out.detach().cpu()] + [g.cpu() for g in grads])
+    for actual, expected in zip(outputs[1], outputs[0]):
+        torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
+    _assert_native(fallbacks)
+
+
+@pytest.mark.parametrize("shape,weight_shape", [((2, 3), (4,)), ((), (3,)), ((2, 3), (1, 1)), ((3,), (3,))])
+def test_prelu_errors_match_cpu(shape, weight_shape, device):
+    with pytest.raises(RuntimeError) as cpu_error:
+        torch.ops.aten.prelu(torch.zeros(shape), torch.zeros(weight_shape))
+    with pytest.raises(RuntimeError) as device_error:
+        torch.ops.aten.prelu(torch.zeros(shape, device=device), torch.zeros(weight_shape, device=device))
+    assert str(device_error.value) == str(cpu_error.value)
