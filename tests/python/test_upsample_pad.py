@@ -98,3 +98,23 @@ def test_prelu_errors_match_cpu(shape, weight_shape, device):
     with pytest.raises(RuntimeError) as device_error:
         torch.ops.aten.prelu(torch.zeros(shape, device=device), torch.zeros(weight_shape, device=device))
     assert str(device_error.value) == str(cpu_error.value)
+
+
+# Each input element sums at most ceil(size / step) window elements: float32 rounding of that sum.
+@pytest.mark.parametrize("shape,dim,size,step", [((7,), 0, 3, 2), ((4, 9), 1, 4, 1), ((4, 9), -2, 2, 3),
+                                                 ((3, 5, 6), 2, 6, 1), ((), 0, 1, 1), ((0, 5), 1, 2, 2),
+                                                 ((5, 4), 0, 1, 7)])
+def test_unfold_backward_matches_cpu(shape, dim, size, step, device, fallbacks):
+    x = _randn(*shape)
+    (out_cpu, grad_cpu), (out_dev, grad_dev) = _forward_backward(lambda t: t.unfold(dim, size, step), x, device)
+    torch.testing.assert_close(out_dev, out_cpu, rtol=0, atol=0)
+    torch.testing.assert_close(grad_dev, grad_cpu, rtol=1e-5, atol=1e-5)
+    _assert_native(fallbacks)
+
+
+def test_unfold_backward_non_contiguous_gradient(device, fallbacks):
+    grad = _randn(3, 5, 4).transpose(0, 1)
+    expected = torch.ops.aten.unfold_backward(grad, [5, 6], 1, 4, 1)
+    actual = torch.ops.aten.unfold_backward(grad.to(device), [5, 6], 1, 4, 1)
+    torch.testing.assert_close(actual.cpu(), expected, rtol=1e-5, atol=1e-5)
+    _assert_native(fallbacks)
