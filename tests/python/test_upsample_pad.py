@@ -118,3 +118,52 @@ def test_unfold_backward_non_contiguous_gradient(device, fallbacks):
     actual = torch.ops.aten.unfold_backward(grad.to(device), [5, 6], 1, 4, 1)
     torch.testing.assert_close(actual.cpu(), expected, rtol=1e-5, atol=1e-5)
     _assert_native(fallbacks)
+
+
+# The backward sums at most 1 + 2 pad / size gradient elements per input element: float32 rounding.
+PAD_CASES = [("reflect", (2, 3, 5), (2, 3)), ("reflect", (3, 5), (4, 0)), ("reflect", (2, 3, 5), (-1, 2)),
+             ("reflect", (1, 2, 4, 5), (1, 2, 3, 0)), ("reflect", (1, 2, 3, 4, 5), (1, 1, 2, 0, 2, 1)),
+             ("replicate", (2, 3, 5), (7, 1)), ("replicate", (2, 3, 5), (-2, 3)),
+             ("replicate", (1, 2, 4, 5), (3, 2, 0, 4)), ("replicate", (2, 3, 4, 5), (1, 2, 1, 0, 2, 2)),
+             ("reflect", (0, 3, 5), (2, 1))]
+
+
+@pytest.mark.parametrize("mode,shape,padding", PAD_CASES)
+def test_pad_matches_cpu(mode, shape, padding, device, fallbacks):
+    x = _randn(*shape)
+    (out_cpu, grad_cpu), (out_dev, grad_dev) = _forward_backward(lambda t: F.pad(t, padding, mode=mode), x, device)
+    torch.testing.assert_close(out_dev, out_cpu, rtol=0, atol=0)
+    torch.testing.assert_close(grad_dev, grad_cpu, rtol=1e-5, atol=1e-5)
+    _assert_native(fallbacks)
+
+
+def test_pad_non_contiguous_and_out(device, fallbacks):
+    x = _randn(3, 2, 6, 5).transpose(2, 3)
+    expected = torch.ops.aten.reflection_pad2d(x, [2, 1, 3, 3])
+    out = torch.empty(0, device=device)
+    torch.ops.aten.reflection_pad2d.out(x.to(device), [2, 1, 3, 3], out=out)
+    torch.testing.assert_close(out.cpu(), expected, rtol=0, atol=0)
+    _assert_native(fallbacks)
+
+
+@pytest.mark.parametrize("name,shape,padding", [("reflection_pad1d", (2, 3, 5), [5, 0]),
+                                                ("reflection_pad2d", (3,), [1, 1, 1, 1]),
+                                                ("replication_pad1d", (2, 3, 5), [1]),
+                                                ("replication_pad2d", (1, 2, 0, 4), [1, 1, 1, 1])])
+def test_pad_errors_match_cpu(name, shape, padding, device):
+    op = getattr(torch.ops.aten, name)
+    with pytest.raises((RuntimeError, IndexError)) as cpu_error:
+        op(torch.zeros(shape), padding)
+    with pytest.raises((RuntimeError, IndexError)) as device_error:
+        op(torch.zeros(shape, device=device), padding)
+    assert device_error.type is cpu_error.type
+    assert str(device_error.value) == str(cpu_error.value)
+
+
+def test_pad_backward_wrong_gradient_shape_as_cpu(device):
+    with pytest.raises(RuntimeError) as cpu_error:
+        torch.ops.aten.reflection_pad2d_backward(torch.zeros(1, 2, 4, 4), torch.zeros(1, 2, 3, 3), [1, 1, 1, 1])
+    with pytest.raises(RuntimeError) as device_error:
+        torch.ops.aten.reflection_pad2d_backward(torch.zeros(1, 2, 4, 4, device=device),
+                                                 torch.zeros(1, 2, 3, 3, device=device), [1, 1, 1, 1])
+    assert str(cpu_error.value) in str(device_error.value)

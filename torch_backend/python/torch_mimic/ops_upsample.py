@@ -39,25 +39,35 @@ def _require_float32(*tensors):
             raise Unsupported()
 
 
+def select_along(x, indices):
+    """x with its trailing dimensions (one per index vector) gathered at those indices."""
+    result = x
+    for i, index in enumerate(indices):
+        result = result.index_select(x.dim() - len(indices) + i, index)
+    return result.contiguous()
+
+
+def add_along(grad, input_shape, indices):
+    """The adjoint of select_along: grad summed into a zeroed input_shape at the indices."""
+    for i in reversed(range(len(indices))):
+        dim = len(input_shape) - len(indices) + i
+        shape = list(grad.shape)
+        shape[dim] = input_shape[dim]
+        grad = torch.zeros(shape, dtype=grad.dtype, device=grad.device).index_add_(dim, indices[i], grad)
+    return grad
+
+
 def _forward(self, output_size, scales):
     spatial = len(output_size)
-    result = self
-    for i, (size, scale) in enumerate(zip(output_size, scales)):
-        dim = self.dim() - spatial + i
-        result = result.index_select(dim, _source_index(self.shape[dim], size, scale, self.device))
-    return result.contiguous()
+    return select_along(self, [_source_index(self.shape[self.dim() - spatial + i], size, scale, self.device)
+                               for i, (size, scale) in enumerate(zip(output_size, scales))])
 
 
 def _backward(grad_output, output_size, input_size, scales):
     spatial = len(output_size)
-    grad = grad_output
-    for i in reversed(range(spatial)):
-        dim = len(input_size) - spatial + i
-        shape = list(grad.shape)
-        shape[dim] = input_size[dim]
-        index = _source_index(input_size[dim], output_size[i], scales[i], grad.device)
-        grad = torch.zeros(shape, dtype=grad.dtype, device=grad.device).index_add_(dim, index, grad)
-    return grad
+    return add_along(grad_output, input_size,
+                     [_source_index(input_size[len(input_size) - spatial + i], size, scale, grad_output.device)
+                      for i, (size, scale) in enumerate(zip(output_size, scales))])
 
 
 def _output_size(input_shape, output_size, scale_factors, spatial):
