@@ -167,3 +167,43 @@ def test_pad_backward_wrong_gradient_shape_as_cpu(device):
         torch.ops.aten.reflection_pad2d_backward(torch.zeros(1, 2, 4, 4, device=device),
                                                  torch.zeros(1, 2, 3, 3, device=device), [1, 1, 1, 1])
     assert str(cpu_error.value) in str(device_error.value)
+
+
+# Linear modes: each output is a convex combination of 2^k inputs; the device rounds the same
+# blends (k roundings) and its backward sums up to 2 ceil(in / out) k weighted terms per input in
+# another order: a few float32 roundings of values of magnitude ~|x|, under 1e-5 here.
+LINEAR_CASES = [("linear", (2, 3, 5), dict(size=9)), ("linear", (2, 3, 9), dict(size=4)),
+                ("linear", (2, 3, 5), dict(scale_factor=1.7)), ("linear", (1, 1, 4), dict(size=1)),
+                ("linear", (1, 2, 6), dict(size=6)), ("bilinear", (1, 2, 4, 5), dict(size=(7, 3))),
+                ("bilinear", (2, 2, 5, 4), dict(scale_factor=(2.3, 0.7))),
+                ("bilinear", (1, 1, 1, 3), dict(size=(3, 1))),
+                ("trilinear", (1, 2, 3, 4, 2), dict(size=(5, 3, 4))),
+                ("trilinear", (1, 1, 2, 3, 4), dict(scale_factor=1.5))]
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("mode,shape,kwargs", LINEAR_CASES)
+def test_linear_modes_match_cpu(mode, shape, kwargs, align_corners, device, fallbacks):
+    x = _randn(*shape)
+    (out_cpu, grad_cpu), (out_dev, grad_dev) = _forward_backward(
+        lambda t: F.interpolate(t, mode=mode, align_corners=align_corners, **kwargs), x, device)
+    torch.testing.assert_close(out_dev, out_cpu, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(grad_dev, grad_cpu, rtol=1e-5, atol=1e-5)
+    _assert_native(fallbacks)
+
+
+def test_bilinear_channels_last_and_out(device, fallbacks):
+    x = _randn(2, 3, 5, 4).contiguous(memory_format=torch.channels_last)
+    expected = torch.ops.aten.upsample_bilinear2d(x, [8, 7], False, None, None)
+    out = torch.empty(0, device=device)
+    torch.ops.aten.upsample_bilinear2d.out(x.to(device), [8, 7], False, None, None, out=out)
+    torch.testing.assert_close(out.cpu(), expected, rtol=1e-5, atol=1e-5)
+    _assert_native(fallbacks)
+
+
+def test_bilinear_errors_match_cpu(device):
+    with pytest.raises(RuntimeError) as cpu_error:
+        torch.ops.aten.upsample_bilinear2d(torch.zeros(1, 2, 0, 3), [4, 4], False)
+    with pytest.raises(RuntimeError) as device_error:
+        torch.ops.aten.upsample_bilinear2d(torch.zeros(1, 2, 0, 3, device=device), [4, 4], False)
+    assert str(device_error.value) == str(cpu_error.value)
