@@ -207,3 +207,27 @@ def test_bilinear_errors_match_cpu(device):
     with pytest.raises(RuntimeError) as device_error:
         torch.ops.aten.upsample_bilinear2d(torch.zeros(1, 2, 0, 3, device=device), [4, 4], False)
     assert str(device_error.value) == str(cpu_error.value)
+
+
+# Adaptive average pooling: the device averages dimension by dimension (GEMMs), the CPU sums the
+# box and divides: a few float32 roundings of an average of values ~|x|, under 1e-5 here.
+@pytest.mark.parametrize("shape,output_size", [((2, 3, 5, 6, 7), (2, 3, 4)), ((3, 4, 4, 5), (4, 4, 5)),
+                                               ((1, 2, 7, 3, 5), (3, 1, 8)), ((0, 2, 3, 3, 3), (2, 2, 2)),
+                                               ((1, 1, 4, 4, 4), (1, 1, 1))])
+def test_adaptive_avg_pool3d_matches_cpu(shape, output_size, device, fallbacks):
+    x = _randn(*shape)
+    (out_cpu, grad_cpu), (out_dev, grad_dev) = _forward_backward(
+        lambda t: F.adaptive_avg_pool3d(t, output_size), x, device)
+    torch.testing.assert_close(out_dev, out_cpu, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(grad_dev, grad_cpu, rtol=1e-5, atol=1e-5)
+    _assert_native(fallbacks)
+
+
+@pytest.mark.parametrize("shape,output_size", [((2, 3, 0, 4, 4), [2, 2, 2]), ((3, 4), [2, 2, 2]),
+                                               ((1, 2, 3, 3, 3), [2, 2])])
+def test_adaptive_avg_pool3d_errors_match_cpu(shape, output_size, device):
+    with pytest.raises(RuntimeError) as cpu_error:
+        torch.ops.aten._adaptive_avg_pool3d(torch.zeros(shape), output_size)
+    with pytest.raises(RuntimeError) as device_error:
+        torch.ops.aten._adaptive_avg_pool3d(torch.zeros(shape, device=device), output_size)
+    assert str(device_error.value) == str(cpu_error.value)
