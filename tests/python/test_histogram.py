@@ -118,3 +118,97 @@ def test_errors_as_the_cpu(device):
     weight = _values((3,), 12)
     with pytest.raises(RuntimeError, match="same shape"):
         torch.histogram(x.to(device), edges.float().to(device), weight=weight.to(device))
+
+
+RANGES = [None, (-3.0, 4.0), (0.1, 0.1), (-1e5, 2e5), (2.5, 2.5000002)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("bounds", RANGES)
+@pytest.mark.parametrize("bins", [1, 3, 10, 37, 300])
+def test_histogram_bin_ct(device, fallbacks, shape, bounds, bins):
+    x = _values(shape, 13)
+    weight = _values(shape, 14)
+    for w, density in ((None, False), (weight, True)):
+        hist, edges = torch.histogram(x, bins, range=bounds, weight=w, density=density)
+        dev_weight = None if w is None else w.to(device)
+        d_hist, d_edges = torch.histogram(x.to(device), bins, range=bounds, weight=dev_weight, density=density)
+        assert fallbacks() == {}
+        assert torch.equal(d_edges.cpu(), edges)
+        _close(d_hist, hist, _bound(x, w, 1), density)
+
+
+def test_linspace_edges_exact(device, fallbacks):
+    # The edges of many ranges and counts, with the CPU's vector loop covering some of them.
+    g = torch.Generator().manual_seed(15)
+    for _ in range(60):
+        low = float(torch.rand((), generator=g, dtype=torch.float64) * 20 - 10)
+        width = float(torch.rand((), generator=g, dtype=torch.float64)) * 10.0 ** int(torch.randint(-3, 6, (), generator=g))
+        bins = int(torch.randint(1, 700, (), generator=g))
+        x = torch.tensor([low], device=device)
+        _, edges = torch.histogram(x, bins, range=(low, low + width))
+        assert torch.equal(edges.cpu(), torch.linspace(low, low + width, bins + 1))
+    assert fallbacks() == {}
+
+
+def test_bin_ct_edge_values_and_nan(device, fallbacks):
+    # The edges themselves (each in the bin it opens, the last in the last bin), values one ulp
+    # either side, outside the range, infinite, and NaN (in the second bin on this CPU).
+    edges = torch.linspace(-1.3, 2.9, 8)
+    x = torch.cat([edges, edges.nextafter(torch.tensor(-10.0)), edges.nextafter(torch.tensor(10.0)),
+                   torch.tensor([-5.0, 5.0, float("inf"), -float("inf"), float("nan")])])
+    hist, _ = torch.histogram(x, 7, range=(-1.3, 2.9))
+    d_hist, _ = torch.histogram(x.to(device), 7, range=(-1.3, 2.9))
+    assert fallbacks() == {}
+    assert torch.equal(d_hist.cpu(), hist)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (4, 0, 2), (3, 1, 2), (700, 2)])
+@pytest.mark.parametrize("bounds", [None, (-2.0, 3.0, 0.5, 0.5, -9.0, 9.0)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_histogramdd_bin_cts(device, fallbacks, shape, bounds, weighted):
+    x = _values(shape, 16)
+    counts = [3, 1, 5][: shape[-1]]
+    bounds = None if bounds is None else list(bounds[: 2 * shape[-1]])
+    weight = _values(shape[:-1], 17) if weighted else None
+    dev_weight = None if weight is None else weight.to(device)
+    for density in (False, True):
+        expected = torch.histogramdd(x, counts, range=bounds, weight=weight, density=density)
+        actual = torch.histogramdd(x.to(device), counts, range=bounds, weight=dev_weight, density=density)
+        assert fallbacks() == {}
+        _close(actual.hist, expected.hist, _bound(x, weight, shape[-1]), density)
+        for a, e in zip(actual.bin_edges, expected.bin_edges):
+            assert torch.equal(a.cpu(), e)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(bins=0), "bins must be > 0"),
+    (dict(bins=3, range=(1.0, 0.0)), "min should not exceed max"),
+    (dict(bins=3, range=(0.0, float("inf"))), "is not finite"),
+])
+def test_bin_ct_errors_as_the_cpu(device, kwargs, message):
+    x = _values((6,), 18)
+    with pytest.raises(RuntimeError, match=message):
+        torch.histogram(x, **kwargs)
+    with pytest.raises(RuntimeError, match=message):
+        torch.histogram(x.to(device), **kwargs)
+
+
+def test_data_range_of_nan_is_an_error(device):
+    x = torch.tensor([1.0, float("nan")])
+    with pytest.raises(RuntimeError, match="is not finite"):
+        torch.histogram(x, 3)
+    with pytest.raises(RuntimeError, match="is not finite"):
+        torch.histogram(x.to(device), 3)
+
+
+def test_bin_ct_nan_per_dimension(device, fallbacks):
+    # NaN one stride into the histogram in its dimension (with one bin: into the next bin of
+    # the dimension before). Past the histogram's end the CPU writes outside its buffer: not
+    # compared.
+    rows = torch.tensor([[float("nan"), 0.2], [0.3, float("nan")], [0.1, 0.1], [float("nan"), float("nan")]])
+    for counts, x in (([3, 2], rows), ([2, 1], rows[:3])):
+        expected = torch.histogramdd(x, counts, range=[0.0, 1.0, 0.0, 1.0])
+        actual = torch.histogramdd(x.to(device), counts, range=[0.0, 1.0, 0.0, 1.0])
+        assert torch.equal(actual.hist.cpu(), expected.hist)
+    assert fallbacks() == {}
