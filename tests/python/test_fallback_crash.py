@@ -61,3 +61,9 @@ def test_fallback_results_stay_on_the_device_when_a_wrapped_number_comes_first()
     result = 1 - x
     assert result.device == x.device
     torch.testing.assert_close(result.cpu(), 1 - x.cpu())
+
+
+def test_a_factory_on_the_fallback_returns_on_the_device_it_names():
+    result = torch.triu_indices(3, 3, device=DEVICE)
+    assert result.device.type == DEVICE
+    assert torch.equal(result.cpu(), torch.triu_indices(3, 3))

@@ -175,15 +175,21 @@ void markOutArgumentsWritten(const c10::OperatorHandle& op, const torch::jit::St
   }
 }
 
-// The device the results of a fallback call belong on: the first mimic tensor among the
-// arguments. None for ops that choose their result's device with an argument of their own.
+// The device the results of a fallback call belong on: the one an op's own `device` argument
+// names (factories such as triu_indices), else the first mimic tensor among the arguments.
 c10::optional<c10::Device> deviceOfArguments(const c10::OperatorHandle& op,
                                              const torch::jit::Stack& stack) {
   const auto& arguments = op.schema().arguments();
-  for (const auto& argument : arguments) {
-    if (argument.name() == "device") return c10::nullopt;
+  const size_t first = stack.size() - arguments.size();
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i].name() != "device") continue;
+    const c10::IValue& value = stack[first + i];
+    if (value.isDevice() && value.toDevice().type() == c10::DeviceType::PrivateUse1) {
+      return value.toDevice();
+    }
+    return c10::nullopt;
   }
-  for (size_t i = stack.size() - arguments.size(); i < stack.size(); ++i) {
+  for (size_t i = first; i < stack.size(); ++i) {
     const c10::IValue& value = stack[i];
     if (value.isTensor() && value.toTensor().device().type() == c10::DeviceType::PrivateUse1) {
       return value.toTensor().device();
