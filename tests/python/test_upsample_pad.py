@@ -169,16 +169,19 @@ def test_pad_backward_wrong_gradient_shape_as_cpu(device):
     assert str(cpu_error.value) in str(device_error.value)
 
 
-# Linear modes: each output is a convex combination of 2^k inputs; the device rounds the same
-# blends (k roundings) and its backward sums up to 2 ceil(in / out) k weighted terms per input in
-# another order: a few float32 roundings of values of magnitude ~|x|, under 1e-5 here.
+# Linear modes: each output is a combination of 2^k (bicubic: 16) inputs with weights of total
+# magnitude at most 1.3^k; the device rounds the same per-dimension sums and its backward sums the
+# same weighted terms per input in another order: a few float32 roundings of values ~|x|, under
+# 1e-5 here.
 LINEAR_CASES = [("linear", (2, 3, 5), dict(size=9)), ("linear", (2, 3, 9), dict(size=4)),
                 ("linear", (2, 3, 5), dict(scale_factor=1.7)), ("linear", (1, 1, 4), dict(size=1)),
                 ("linear", (1, 2, 6), dict(size=6)), ("bilinear", (1, 2, 4, 5), dict(size=(7, 3))),
                 ("bilinear", (2, 2, 5, 4), dict(scale_factor=(2.3, 0.7))),
                 ("bilinear", (1, 1, 1, 3), dict(size=(3, 1))),
                 ("trilinear", (1, 2, 3, 4, 2), dict(size=(5, 3, 4))),
-                ("trilinear", (1, 1, 2, 3, 4), dict(scale_factor=1.5))]
+                ("trilinear", (1, 1, 2, 3, 4), dict(scale_factor=1.5)),
+                ("bicubic", (1, 2, 4, 5), dict(size=(9, 3))), ("bicubic", (2, 1, 6, 6), dict(scale_factor=0.6)),
+                ("bicubic", (1, 1, 3, 4), dict(size=(3, 4))), ("bicubic", (1, 1, 2, 2), dict(size=(1, 5)))]
 
 
 @pytest.mark.parametrize("align_corners", [False, True])
