@@ -4,8 +4,6 @@
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 
-#include <sstream>
-
 #include "torch_backend/aten/device_call.h"
 #include "torch_backend/ops/elementwise.h"
 #include "torch_backend/ops/elementwise_program.h"
@@ -242,23 +240,6 @@ ops::TensorView partOf(const at::Tensor& t, int part) {
   view.sizes = t.sizes().vec();
   for (int64_t stride : t.strides()) view.strides.push_back(2 * stride);
   return view;
-}
-
-// Broadcasts `view` to `shape`: leading and size-1 dims that grow get stride 0.
-void expandTo(ops::TensorView& view, at::IntArrayRef shape) {
-  const size_t rank = shape.size(), lead = rank - view.sizes.size();
-  std::vector<int64_t> strides(rank, 0);
-  for (size_t d = lead; d < rank; ++d) {
-    if (view.sizes[d - lead] == shape[d]) strides[d] = view.strides[d - lead];
-  }
-  view.sizes.assign(shape.begin(), shape.end());
-  view.strides = std::move(strides);
-}
-
-std::string shapeText(at::IntArrayRef shape) {
-  std::ostringstream text;
-  text << shape;
-  return text.str();
 }
 
 bool isComplexValue(const c10::IValue& value) {

@@ -57,23 +57,6 @@ bool computeTypeOf(at::ScalarType type, isa::DType* out) {
   return isaDTypeOf(type, out);
 }
 
-// Broadcasts `view` to `shape`: leading and size-1 dims that grow get stride 0.
-void expandTo(ops::TensorView& view, at::IntArrayRef shape) {
-  const size_t rank = shape.size(), lead = rank - view.sizes.size();
-  std::vector<int64_t> strides(rank, 0);
-  for (size_t d = lead; d < rank; ++d) {
-    if (view.sizes[d - lead] == shape[d]) strides[d] = view.strides[d - lead];
-  }
-  view.sizes.assign(shape.begin(), shape.end());
-  view.strides = std::move(strides);
-}
-
-std::string shapeText(at::IntArrayRef shape) {
-  std::ostringstream text;
-  text << shape;
-  return text.str();
-}
-
 }  // namespace
 
 std::unique_ptr<PointwiseKernel> PointwiseKernel::forSchema(const c10::FunctionSchema& schema) {

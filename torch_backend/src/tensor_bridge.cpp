@@ -1,5 +1,7 @@
 #include "torch_backend/src/tensor_bridge.h"
 
+#include <sstream>
+
 #include "torch_backend/src/device_runtime.h"
 
 namespace mimic::torch_backend {
@@ -84,6 +86,22 @@ ops::ScalarArg scalarArgOf(const c10::Scalar& scalar) {
 ops::LaunchContext launchContextOf(const at::Tensor& tensor) {
   const int device = tensor.device().index();
   return {device, queueOf(currentStream(device))};
+}
+
+void expandTo(ops::TensorView& view, at::IntArrayRef shape) {
+  const size_t rank = shape.size(), lead = rank - view.sizes.size();
+  std::vector<int64_t> strides(rank, 0);
+  for (size_t d = lead; d < rank; ++d) {
+    if (view.sizes[d - lead] == shape[d]) strides[d] = view.strides[d - lead];
+  }
+  view.sizes.assign(shape.begin(), shape.end());
+  view.strides = std::move(strides);
+}
+
+std::string shapeText(at::IntArrayRef shape) {
+  std::ostringstream text;
+  text << shape;
+  return text.str();
 }
 
 }  // namespace mimic::torch_backend

@@ -1,6 +1,8 @@
 // From at::Tensor to the op kernels' TensorView, and the queue a tensor's work goes to.
 #pragma once
 
+#include <string>
+
 #include <ATen/core/Tensor.h>
 #include <c10/core/Scalar.h>
 
@@ -24,5 +26,9 @@ ops::TensorView rawViewOf(const at::Tensor& tensor);
 ops::ScalarArg scalarArgOf(const c10::Scalar& scalar);
 // The tensor's device and the queue of that device's current stream.
 ops::LaunchContext launchContextOf(const at::Tensor& tensor);
+// Broadcasts `view` to `shape`: leading and size-1 dims that grow get stride 0.
+void expandTo(ops::TensorView& view, at::IntArrayRef shape);
+// "[2, 3]", for error messages.
+std::string shapeText(at::IntArrayRef shape);
 
 }  // namespace mimic::torch_backend
