@@ -1,4 +1,4 @@
-"""Upsampling, padding, prelu and unfold_backward compositions (torch_mimic/ops_upsample.py and
+"""Upsampling, padding, prelu, unfold_backward and adaptive_avg_pool3d compositions (ops_upsample.py and
 siblings) against PyTorch's CPU device: shapes, scale factors, non-contiguous inputs, backward,
 errors, and that float32 runs without the CPU fallback."""
 import pytest
