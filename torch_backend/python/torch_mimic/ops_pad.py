@@ -8,8 +8,8 @@ Argument and shape checks are the meta kernels' (the CPU's); where a backward ha
 kernel, a gradient of the wrong shape goes to the CPU fallback for the CPU's error."""
 import torch
 
-from ._lib import Unsupported, impl, prepare_out
-from .ops_upsample import add_along, select_along
+from ._lib import Unsupported, impl
+from .ops_upsample import add_along, into_out, meta_like, require_float32, select_along
 
 
 def _positions(mode, input_size, before, after):
@@ -30,23 +30,6 @@ def _indices(mode, shape, padding, device):
     return indices
 
 
-def _meta(tensor):
-    return torch.empty(tensor.shape, dtype=tensor.dtype, device="meta")
-
-
-def _require_float32(*tensors):
-    for tensor in tensors:
-        if tensor.dtype != torch.float32:
-            raise Unsupported()  # the CPU fallback keeps its dtype support and errors
-
-
-def _into(out, result):
-    if out.dtype != result.dtype:
-        raise Unsupported()
-    prepare_out(out, result.shape, result.dtype)
-    return out.copy_(result)
-
-
 def _register(mode, spatial):
     name = f"{mode}_pad{spatial}d"
     forward_op = getattr(torch.ops.aten, name).default
@@ -54,27 +37,27 @@ def _register(mode, spatial):
     backward_has_meta = torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{name}_backward", "Meta")
 
     def forward(self, padding):
-        forward_op(_meta(self), padding)  # the CPU's checks
-        _require_float32(self)
+        forward_op(meta_like(self), padding)  # the CPU's checks
+        require_float32(self)
         if self.numel() == 0:
-            return torch.empty(forward_op(_meta(self), padding).shape, dtype=self.dtype, device=self.device)
+            return torch.empty(forward_op(meta_like(self), padding).shape, dtype=self.dtype, device=self.device)
         return select_along(self, _indices(mode, self.shape, padding, self.device))
 
     def backward(grad_output, self, padding):
         if backward_has_meta:
-            backward_op(_meta(grad_output), _meta(self), padding)
-        elif tuple(forward_op(_meta(self), padding).shape) != tuple(grad_output.shape):
+            backward_op(meta_like(grad_output), meta_like(self), padding)
+        elif tuple(forward_op(meta_like(self), padding).shape) != tuple(grad_output.shape):
             raise Unsupported()
-        _require_float32(grad_output, self)
+        require_float32(grad_output, self)
         if self.numel() == 0:
             return torch.zeros(self.shape, dtype=self.dtype, device=self.device)
         return add_along(grad_output, list(self.shape), _indices(mode, self.shape, padding, self.device))
 
     impl(name)(forward)
-    impl(f"{name}.out")(lambda self, padding, *, out: _into(out, forward(self, padding)))
+    impl(f"{name}.out")(lambda self, padding, *, out: into_out(out, forward(self, padding)))
     impl(f"{name}_backward")(backward)
     impl(f"{name}_backward.grad_input")(
-        lambda grad_output, self, padding, *, grad_input: _into(grad_input, backward(grad_output, self, padding)))
+        lambda grad_output, self, padding, *, grad_input: into_out(grad_input, backward(grad_output, self, padding)))
 
 
 for _mode in ("reflection", "replication"):

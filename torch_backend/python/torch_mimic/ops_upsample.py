@@ -28,11 +28,11 @@ def _source_index(input_size, output_size, scale, device):
     return index.to(device)
 
 
-def _meta(tensor):
+def meta_like(tensor):
     return torch.empty(tensor.shape, dtype=tensor.dtype, device="meta")
 
 
-def _require_float32(*tensors):
+def require_float32(*tensors):
     # Other dtypes go to the CPU fallback: its dtype support and its errors are the reference.
     for tensor in tensors:
         if tensor.dtype != torch.float32:
@@ -70,7 +70,7 @@ def _backward(grad_output, output_size, input_size, scales):
                       for i, (size, scale) in enumerate(zip(output_size, scales))])
 
 
-def _output_size(input_shape, output_size, scale_factors, spatial):
+def vec_output_size(input_shape, output_size, scale_factors, spatial):
     """upsample::compute_output_size of the .vec overloads (aten/src/ATen/native/UpSample.cpp)."""
     if output_size is not None and scale_factors is not None:
         raise RuntimeError("Must specify exactly one of output_size and scale_factors")
@@ -85,7 +85,7 @@ def _output_size(input_shape, output_size, scale_factors, spatial):
     raise RuntimeError("Must specify exactly one of output_size and scale_factors")
 
 
-def _vec_scales(scale_factors, spatial):
+def vec_scales(scale_factors, spatial):
     return list(scale_factors) if scale_factors is not None else [None] * spatial
 
 
@@ -97,18 +97,18 @@ _BACKWARD = {1: torch.ops.aten.upsample_nearest1d_backward.default,
 
 
 def _nearest(self, output_size, scales):
-    _FORWARD[len(output_size)](_meta(self), output_size, *scales)  # the CPU's checks
-    _require_float32(self)
+    _FORWARD[len(output_size)](meta_like(self), output_size, *scales)  # the CPU's checks
+    require_float32(self)
     return _forward(self, list(output_size), scales)
 
 
 def _nearest_backward(grad_output, output_size, input_size, scales):
-    _BACKWARD[len(output_size)](_meta(grad_output), output_size, input_size, *scales)
-    _require_float32(grad_output)
+    _BACKWARD[len(output_size)](meta_like(grad_output), output_size, input_size, *scales)
+    require_float32(grad_output)
     return _backward(grad_output, list(output_size), list(input_size), scales)
 
 
-def _into(out, result):
+def into_out(out, result):
     if out.dtype != result.dtype:
         raise Unsupported()
     prepare_out(out, result.shape, result.dtype)
@@ -122,7 +122,7 @@ def upsample_nearest1d(self, output_size, scales=None):
 
 @impl("upsample_nearest1d.out")
 def upsample_nearest1d_out(self, output_size, scales=None, *, out):
-    return _into(out, _nearest(self, output_size, [scales]))
+    return into_out(out, _nearest(self, output_size, [scales]))
 
 
 @impl("upsample_nearest2d")
@@ -132,7 +132,7 @@ def upsample_nearest2d(self, output_size, scales_h=None, scales_w=None):
 
 @impl("upsample_nearest2d.out")
 def upsample_nearest2d_out(self, output_size, scales_h=None, scales_w=None, *, out):
-    return _into(out, _nearest(self, output_size, [scales_h, scales_w]))
+    return into_out(out, _nearest(self, output_size, [scales_h, scales_w]))
 
 
 @impl("upsample_nearest3d")
@@ -142,20 +142,20 @@ def upsample_nearest3d(self, output_size, scales_d=None, scales_h=None, scales_w
 
 @impl("upsample_nearest3d.out")
 def upsample_nearest3d_out(self, output_size, scales_d=None, scales_h=None, scales_w=None, *, out):
-    return _into(out, _nearest(self, output_size, [scales_d, scales_h, scales_w]))
+    return into_out(out, _nearest(self, output_size, [scales_d, scales_h, scales_w]))
 
 
 def _nearest_vec(spatial):
     def kernel(input, output_size, scale_factors):
-        size = _output_size(input.shape, output_size, scale_factors, spatial)
-        return _nearest(input, size, _vec_scales(scale_factors, spatial))
+        size = vec_output_size(input.shape, output_size, scale_factors, spatial)
+        return _nearest(input, size, vec_scales(scale_factors, spatial))
     return kernel
 
 
 def _nearest_backward_vec(spatial):
     def kernel(grad_output, output_size, input_size, scale_factors):
-        size = _output_size(input_size, output_size, scale_factors, spatial)
-        return _nearest_backward(grad_output, size, input_size, _vec_scales(scale_factors, spatial))
+        size = vec_output_size(input_size, output_size, scale_factors, spatial)
+        return _nearest_backward(grad_output, size, input_size, vec_scales(scale_factors, spatial))
     return kernel
 
 
@@ -171,7 +171,7 @@ def upsample_nearest1d_backward(grad_output, output_size, input_size, scales=Non
 
 @impl("upsample_nearest1d_backward.grad_input")
 def upsample_nearest1d_backward_grad_input(grad_output, output_size, input_size, scales=None, *, grad_input):
-    return _into(grad_input, _nearest_backward(grad_output, output_size, input_size, [scales]))
+    return into_out(grad_input, _nearest_backward(grad_output, output_size, input_size, [scales]))
 
 
 @impl("upsample_nearest2d_backward")
@@ -182,7 +182,7 @@ def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=N
 @impl("upsample_nearest2d_backward.grad_input")
 def upsample_nearest2d_backward_grad_input(grad_output, output_size, input_size, scales_h=None, scales_w=None, *,
                                            grad_input):
-    return _into(grad_input, _nearest_backward(grad_output, output_size, input_size, [scales_h, scales_w]))
+    return into_out(grad_input, _nearest_backward(grad_output, output_size, input_size, [scales_h, scales_w]))
 
 
 @impl("upsample_nearest3d_backward")
@@ -193,5 +193,5 @@ def upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d=N
 @impl("upsample_nearest3d_backward.grad_input")
 def upsample_nearest3d_backward_grad_input(grad_output, output_size, input_size, scales_d=None, scales_h=None,
                                            scales_w=None, *, grad_input):
-    return _into(grad_input, _nearest_backward(grad_output, output_size, input_size,
+    return into_out(grad_input, _nearest_backward(grad_output, output_size, input_size,
                                                [scales_d, scales_h, scales_w]))
