@@ -46,7 +46,7 @@ FILES = {
 }
 # The ctest's quick selection (file: -k expression or None for the whole file), under four
 # minutes on this project's 2-core machine: test_foreach's float32 fast paths are 45 s of its
-# 13 minutes (its pointwise_op tests alone take 52 s in float32).
+# 4 minutes (its pointwise_op tests alone take 52 s in float32).
 QUICK = {"test_type_promotion": None, "test_view_ops": None,
          "test_foreach": "float32 and fastpath and not pointwise"}
 CLASSES = ("agnostic", "specific", "unrelated")
