@@ -8,14 +8,9 @@
 namespace mimic::torch_backend::aten {
 namespace {
 
-// The float32 view of part `part` (0: real, 1: imaginary) of complex64 `t`, 3-D (a matrix as a
-// batch of one).
+// complexPartOf, 3-D (a matrix as a batch of one), as the GEMM takes its operands.
 ops::TensorView partOf(const at::Tensor& t, int part) {
-  ops::TensorView view;
-  view.data = static_cast<char*>(t.data_ptr()) + part * sizeof(float);
-  view.dtype = isa::DType::F32;
-  view.sizes = t.sizes().vec();
-  for (int64_t stride : t.strides()) view.strides.push_back(2 * stride);
+  ops::TensorView view = complexPartOf(t, part);
   if (t.dim() == 2) {
     view.sizes.insert(view.sizes.begin(), 1);
     view.strides.insert(view.strides.begin(), 2 * t.size(0) * t.stride(0));

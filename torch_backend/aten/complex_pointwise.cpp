@@ -232,16 +232,6 @@ const std::vector<ComplexPointwiseOp>& complexOps() {
   return ops;
 }
 
-// The float32 view of part `part` (0: real, 1: imaginary) of a complex64 tensor.
-ops::TensorView partOf(const at::Tensor& t, int part) {
-  ops::TensorView view;
-  view.data = static_cast<char*>(t.data_ptr()) + part * sizeof(float);
-  view.dtype = isa::DType::F32;
-  view.sizes = t.sizes().vec();
-  for (int64_t stride : t.strides()) view.strides.push_back(2 * stride);
-  return view;
-}
-
 bool isComplexValue(const c10::IValue& value) {
   if (value.isTensor()) return value.toTensor().is_complex();
   return value.isComplexDouble();
@@ -321,7 +311,7 @@ bool runComplexPointwise(const ComplexPointwiseOp& op, const c10::FunctionSchema
       if (t.is_neg()) return false;
       tensors.push_back(&t);
       if (t.scalar_type() == at::kComplexFloat) {
-        const std::string re = input(partOf(t, 0)), im = input(partOf(t, 1));
+        const std::string re = input(complexPartOf(t, 0)), im = input(complexPartOf(t, 1));
         parts.push_back({re, t.is_conj() ? neg(im) : im});
       } else if (deviceComputes(t.scalar_type()) && !t.is_complex()) {
         parts.push_back({input(viewOf(t)), "0"});
@@ -393,7 +383,7 @@ bool runComplexPointwise(const ComplexPointwiseOp& op, const c10::FunctionSchema
   }
   std::vector<ops::TensorView> outs;
   if (target.scalar_type() == at::kComplexFloat) {
-    outs = {partOf(target, 0), partOf(target, 1)};
+    outs = {complexPartOf(target, 0), complexPartOf(target, 1)};
   } else {
     outs = {viewOf(target)};
   }

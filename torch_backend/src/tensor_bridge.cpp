@@ -88,6 +88,15 @@ ops::LaunchContext launchContextOf(const at::Tensor& tensor) {
   return {device, queueOf(currentStream(device))};
 }
 
+ops::TensorView complexPartOf(const at::Tensor& tensor, int part) {
+  ops::TensorView view;
+  view.data = static_cast<char*>(tensor.data_ptr()) + part * sizeof(float);
+  view.dtype = isa::DType::F32;
+  view.sizes = tensor.sizes().vec();
+  for (int64_t stride : tensor.strides()) view.strides.push_back(2 * stride);
+  return view;
+}
+
 void expandTo(ops::TensorView& view, at::IntArrayRef shape) {
   const size_t rank = shape.size(), lead = rank - view.sizes.size();
   std::vector<int64_t> strides(rank, 0);

@@ -26,6 +26,8 @@ ops::TensorView rawViewOf(const at::Tensor& tensor);
 ops::ScalarArg scalarArgOf(const c10::Scalar& scalar);
 // The tensor's device and the queue of that device's current stream.
 ops::LaunchContext launchContextOf(const at::Tensor& tensor);
+// The float32 view of part `part` (0: real, 1: imaginary) of a complex64 tensor.
+ops::TensorView complexPartOf(const at::Tensor& tensor, int part);
 // Broadcasts `view` to `shape`: leading and size-1 dims that grow get stride 0.
 void expandTo(ops::TensorView& view, at::IntArrayRef shape);
 // "[2, 3]", for error messages.
