@@ -55,3 +55,31 @@ def test_bool_bytes_other_than_0_and_1_read_as_true(op):
     cpu = op(bytes_.view(torch.bool))
     device = op(bytes_.to(DEVICE).view(torch.bool))
     assert device.dtype == cpu.dtype and torch.equal(device.cpu(), cpu)
+
+
+@pytest.mark.parametrize("call", [
+    lambda d: torch.add(torch.ones(4, dtype=torch.int32, device=d),
+                        torch.ones(4, dtype=torch.int32, device=d), alpha=1.1),
+    lambda d: torch.add(torch.ones(4, dtype=torch.bool, device=d),
+                        torch.ones(4, dtype=torch.bool, device=d), alpha=1.1),
+    lambda d: torch.add(torch.ones(4, device=d), 1, alpha=True),
+], ids=["float-alpha-int", "float-alpha-bool", "bool-alpha-float"])
+def test_add_and_sub_check_alpha(call):
+    cpu, device = _both(call)
+    assert device == cpu and "alpha" in cpu[1]
+
+
+def test_a_bool_alpha_with_bool_tensors():
+    x = torch.tensor([True, False])
+    assert torch.equal(torch.add(x.to(DEVICE), x.to(DEVICE), alpha=True).cpu(),
+                       torch.add(x, x, alpha=True))
+
+
+@pytest.mark.parametrize("call", [
+    lambda d: torch.ones(2, dtype=torch.bool, device=d) - torch.ones(2, dtype=torch.bool, device=d),
+    lambda d: torch.ones(2, device=d).sub_(torch.ones(2, dtype=torch.bool, device=d)),
+    lambda d: torch.sub(torch.ones(2, dtype=torch.bool, device=d), True),
+], ids=["two-bools", "one-bool", "bool-scalar"])
+def test_sub_refuses_bools(call):
+    cpu, device = _both(call)
+    assert device == cpu and "Subtraction" in cpu[1]

@@ -50,6 +50,34 @@ std::string instantiate(std::string_view program, size_t operands, unsigned scal
   return text;
 }
 
+bool isBool(const c10::IValue& value) {
+  return value.isTensor() ? value.toTensor().scalar_type() == at::kBool
+                          : value.isScalar() && value.toScalar().isBoolean();
+}
+
+// PyTorch's sub_check.
+void checkSubtraction(const c10::IValue& self, const c10::IValue& other) {
+  TORCH_CHECK(!(isBool(self) && isBool(other)),
+              "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+              "or `logical_xor()` operator instead.");
+  TORCH_CHECK(!isBool(self) && !isBool(other),
+              "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+              "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+
+// PyTorch's alpha check of add and sub, against the result dtype.
+void checkAlpha(const c10::IValue& alpha, at::ScalarType result) {
+  if (!alpha.isScalar()) return;
+  const c10::Scalar value = alpha.toScalar();
+  TORCH_CHECK(!value.isBoolean() || result == at::kBool,
+              "Boolean alpha only supported for Boolean results.");
+  TORCH_CHECK(c10::isFloatingType(result) || c10::isComplexType(result) ||
+                  value.isIntegral(/*includeBool=*/true),
+              "For integral input tensors, argument alpha must not be a floating point number.");
+  TORCH_CHECK(c10::isComplexType(result) || !value.isComplex(),
+              "For non-complex input tensors, argument alpha must not be a complex number.");
+}
+
 // The type a program computes in: float32 for the half types (PyTorch's opmath), uint8 for
 // bool; false for types the device does not compute in.
 bool computeTypeOf(at::ScalarType type, isa::DType* out) {
@@ -133,6 +161,8 @@ std::unique_ptr<PointwiseKernel> PointwiseKernel::forSchema(const c10::FunctionS
   }
   if (kernel->programs_.empty()) return nullptr;
   kernel->complex_ = findComplexPointwiseOp(op);
+  kernel->alphaArgument_ = position("alpha");
+  kernel->subtracts_ = op == "sub" && position("self") == 0 && position("other") == 1;
   return kernel;
 }
 
@@ -212,6 +242,8 @@ bool PointwiseKernel::prepare(const c10::IValue* args, PointwiseLaunch* launch) 
       result = args[program->operands[0]].toTensor().scalar_type();
       break;
   }
+  if (subtracts_) checkSubtraction(args[0], args[1]);
+  if (alphaArgument_ >= 0) checkAlpha(args[alphaArgument_], result);
   at::ScalarType computeScalarType = result;
   if (program->op->compute == ComputeType::Promoted) computeScalarType = promoted;
   if (program->op->compute == ComputeType::PromotedFloat) {

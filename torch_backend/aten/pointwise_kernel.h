@@ -76,7 +76,9 @@ class PointwiseKernel final : public c10::OperatorKernel {
   const VariantRule& rule_;
   std::vector<int> ruleArguments_;  // positions of rule_.arguments, -1 where the schema lacks one
   Output output_;
-  int outArgument_;  // the out= argument's position, or -1
+  int outArgument_;         // the out= argument's position, or -1
+  int alphaArgument_ = -1;  // add's and sub's alpha, checked against the result dtype
+  bool subtracts_ = false;  // sub: bool operands are refused, as PyTorch's sub_check does
   std::vector<Program> programs_;
   const ComplexPointwiseOp* complex_ = nullptr;  // complex64 calls run there (complex_pointwise.h)
 };
