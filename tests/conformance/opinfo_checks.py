@@ -1,7 +1,21 @@
 """Checking one op of PyTorch's OpInfo database on the device against the CPU: loading op_db,
-running each sample on both devices, comparing outputs and input gradients with the OpInfo's
-tolerances, and classifying what cannot be compared. opinfo_conformance.py runs this in worker
-processes and reports."""
+running each sample on both devices, comparing outputs and input gradients, and classifying what
+cannot be compared. opinfo_conformance.py runs this in worker processes and reports.
+
+The comparison rule, the same for every dtype and op:
+
+1. Each output tensor is compared with the CPU's by assert_close with the OpInfo's tolerances
+   for the sample's dtype (``tolerances``), and at least assert_close's defaults for the
+   tensor's own dtype: a float32 result of integer inputs is judged as float32 (exactly only
+   where the result is an integer or bool tensor).
+2. Where that fails, the CPU is not taken as the truth: the op runs again on the CPU with the
+   sample's floating tensors one step wider (float16, bfloat16, float32 to float64; complex64 to
+   complex128), and the sample passes if the device's result is at least as accurate as the
+   CPU's against that reference, within the dtype's bound (``within_reference_bound``). The
+   device computes half types in float32 and rounds once where the CPU may round every step,
+   so the device can be the more accurate one; a result farther from the reference than the
+   CPU's (beyond the tolerance) still fails, as does any integer or bool difference.
+"""
 import collections
 import itertools
 import sys
@@ -138,6 +152,98 @@ def tolerances(op, dtype):
     return atol, rtol
 
 
+# The float64 reference: each floating dtype computed one step wider.
+WIDE_DTYPES = {torch.float16: torch.float64, torch.bfloat16: torch.float64,
+               torch.float32: torch.float64, torch.complex64: torch.complex128}
+
+
+def leaf_tolerances(tensor, atol, rtol):
+    """(atol, rtol) for one compared tensor: the op's tolerances for the sample's dtype, and at
+    least assert_close's defaults for the tensor's own dtype. An op of integer inputs with a
+    float32 result (cos of int64) is judged as float32, as assert_close judges float32."""
+    from torch.testing._comparison import default_tolerances
+
+    own_rtol, own_atol = default_tolerances(tensor.dtype)
+    return max(atol, own_atol), max(rtol, own_rtol)
+
+
+def compare_leaves(actual, expected, atol, rtol):
+    """assert_close of two normalised outputs, each tensor with its leaf_tolerances; raises
+    AssertionError (or the error assert_close raises on a structure mismatch)."""
+    actual_leaves, actual_spec = tree_flatten(actual)
+    expected_leaves, expected_spec = tree_flatten(expected)
+    if actual_spec != expected_spec:
+        torch.testing.assert_close(actual, expected, atol=atol, rtol=rtol, equal_nan=True)
+        return
+    for actual_leaf, expected_leaf in zip(actual_leaves, expected_leaves):
+        if isinstance(expected_leaf, torch.Tensor):
+            leaf_atol, leaf_rtol = leaf_tolerances(expected_leaf, atol, rtol)
+        else:
+            leaf_atol, leaf_rtol = atol, rtol
+        torch.testing.assert_close(actual_leaf, expected_leaf, atol=leaf_atol, rtol=leaf_rtol,
+                                   equal_nan=True)
+
+
+def within_reference_bound(actual, expected, wide, atol, rtol):
+    """Whether the device's output ``actual`` is as accurate as the CPU's ``expected``, measured
+    against the float64 reference ``wide``, where they differ from each other.
+
+    Floating tensors: every element of the device's result is NaN where the CPU's or the
+    reference is, equals the CPU's value or the reference rounded to the result's dtype, or
+    |device - reference| <= |CPU - reference| + atol + rtol |reference| (the CPU's own error plus
+    the dtype's bound). Everything else (integer and bool results, shapes, dtypes) must match the
+    CPU's exactly as compare_leaves has it."""
+    actual_leaves, spec = tree_flatten(actual)
+    expected_leaves, expected_spec = tree_flatten(expected)
+    wide_leaves, wide_spec = tree_flatten(wide)
+    if not spec == expected_spec == wide_spec:
+        return False
+    for device, cpu, reference in zip(actual_leaves, expected_leaves, wide_leaves):
+        if not isinstance(cpu, torch.Tensor) or not (cpu.is_floating_point() or cpu.is_complex()):
+            try:
+                compare_leaves(device, cpu, atol, rtol)
+            except (AssertionError, TypeError, ValueError, RuntimeError):
+                return False
+            continue
+        if not isinstance(device, torch.Tensor) or not isinstance(reference, torch.Tensor) or \
+                device.dtype != cpu.dtype or device.shape != cpu.shape or \
+                reference.shape != cpu.shape:
+            return False
+        leaf_atol, leaf_rtol = leaf_tolerances(cpu, atol, rtol)
+        wide_dtype = torch.complex128 if cpu.is_complex() else torch.float64
+        device_wide, cpu_wide = device.to(wide_dtype), cpu.to(wide_dtype)
+        reference = reference.to(wide_dtype)
+        rounded = reference.to(cpu.dtype).to(wide_dtype)
+        nan = device_wide.isnan()
+        ok = torch.where(nan, cpu_wide.isnan() | reference.isnan(),
+                         (device_wide == cpu_wide) | (device_wide == rounded) |
+                         ((device_wide - reference).abs() <=
+                          (cpu_wide - reference).abs() + leaf_atol +
+                          leaf_rtol * reference.abs()))
+        if not bool(ok.all()):
+            return False
+    return True
+
+
+def widen_values(values, dtype):
+    """(input, args, kwargs) with every tensor of ``dtype`` (and every dtype argument equal to
+    it) one step wider (WIDE_DTYPES), detached copies keeping requires_grad; None where the
+    dtype has no wider one."""
+    wide_dtype = WIDE_DTYPES.get(dtype)
+    if wide_dtype is None:
+        return None
+    leaves, spec = tree_flatten(list(values))
+    widened = []
+    for value in leaves:
+        if isinstance(value, torch.Tensor):
+            target = wide_dtype if value.dtype == dtype else value.dtype
+            value = value.detach().to(target, copy=True).requires_grad_(value.requires_grad)
+        elif isinstance(value, torch.dtype) and value == dtype:
+            value = wide_dtype
+        widened.append(value)
+    return tuple(tree_unflatten(widened, spec))
+
+
 def cpu_resident_leaves(op, dtype, with_grad, samples):
     """For each sample, the leaf positions (of its flattened input, args and kwargs) of the
     tensors its sample function puts on the CPU whatever the device, such as tensor_split's
@@ -247,6 +353,7 @@ class SampleChecker:
         from torch.testing._internal.common_utils import freeze_rng_state
 
         self.op = op
+        self.dtype = dtype
         self.device = device
         self.with_grad = with_grad
         self.atol, self.rtol = tolerances(op, dtype)
@@ -267,6 +374,7 @@ class SampleChecker:
             raise SampleSkipped("no tensor or device argument: the sample runs on the CPU")
         probe_values, _ = copy_sample_values(sample, torch.device("cpu"))
         cpu_values = (sample.input, sample.args, sample.kwargs)
+        reference = WideReference(self, widen_values(cpu_values, self.dtype))
         try:
             cpu_output = self._call(cpu_values, SAMPLE_SEED)
         except Exception as error:
@@ -285,11 +393,12 @@ class SampleChecker:
                      if tensor.device.type != self.device.type]
         if misplaced:
             raise SampleFailed(f"forward: an output is on {misplaced[0]}, not on the device")
-        self._compare(normalise_output(device_output), normalise_output(cpu_output), "forward")
+        self._compare(normalise_output(device_output), normalise_output(cpu_output), "forward",
+                      reference.output)
 
         if self.with_grad:
             fallbacks.update(self._check_gradients(sample, cpu_values, cpu_output,
-                                                   device_values, device_output))
+                                                   device_values, device_output, reference))
         return dict(fallbacks)
 
     def _call(self, values, seed):
@@ -298,12 +407,20 @@ class SampleChecker:
             torch.manual_seed(seed)
             return self.op(sample_input, *args, **kwargs)
 
-    def _compare(self, actual, expected, stage):
+    def _compare(self, actual, expected, stage, reference=None):
+        """Raises SampleFailed unless ``actual`` (the device's) matches ``expected`` (the CPU's)
+        by the rule of the module docstring; ``reference`` gives the float64 reference
+        (normalised like them) or None, and is called only when the direct comparison fails."""
         try:
-            torch.testing.assert_close(actual, expected, atol=self.atol, rtol=self.rtol,
-                                       equal_nan=True)
+            compare_leaves(actual, expected, self.atol, self.rtol)
         except (AssertionError, TypeError, ValueError, RuntimeError) as error:
-            raise SampleFailed(f"{stage}: {describe_error(error)}") from None
+            failure = f"{stage}: {describe_error(error)}"
+        else:
+            return
+        wide = reference() if reference is not None else None
+        if wide is None or not within_reference_bound(actual, expected, wide, self.atol,
+                                                      self.rtol):
+            raise SampleFailed(failure) from None
 
     def _check_rng_independence(self, probe_values, cpu_output):
         """Runs the CPU reference again under another seed: a different result means that the
@@ -315,7 +432,8 @@ class SampleChecker:
         except (AssertionError, TypeError, ValueError, RuntimeError):
             raise RandomOutput() from None
 
-    def _check_gradients(self, sample, cpu_values, cpu_output, device_values, device_output):
+    def _check_gradients(self, sample, cpu_values, cpu_output, device_values, device_output,
+                         reference):
         """Back-propagates the same cotangents on both sides and compares the input gradients;
         returns {op: calls} of the backward's CPU fallbacks."""
         import torch_mimic
@@ -350,8 +468,52 @@ class SampleChecker:
             raise SampleFailed(f"backward on the device: {describe_error(error)}") from None
         fallbacks = torch_mimic.fallback_report()
         self._compare([grad.detach().cpu() for grad in device_grads],
-                      [grad.detach() for grad in cpu_grads], "gradient")
+                      [grad.detach() for grad in cpu_grads], "gradient",
+                      lambda: reference.gradients(sample, positions, cotangents))
         return fallbacks
+
+
+class WideReference:
+    """The float64 reference of one sample (see within_reference_bound): the op run on the CPU
+    with the sample's tensors widened (widen_values), computed only when a comparison needs it,
+    once. None wherever it cannot be had (no wider dtype, the wide run fails, or its outputs
+    differ in structure), and the direct comparison's failure then stands."""
+
+    def __init__(self, checker, wide_values):
+        self.checker = checker
+        self.values = wide_values
+        self.raw_output = None
+        self.failed = wide_values is None
+
+    def _forward(self):
+        if self.raw_output is None and not self.failed:
+            try:
+                self.raw_output = self.checker._call(self.values, SAMPLE_SEED)
+            except Exception:
+                self.failed = True
+        return None if self.failed else self.raw_output
+
+    def output(self):
+        raw = self._forward()
+        return None if raw is None else normalise_output(raw)
+
+    def gradients(self, sample, positions, cotangents):
+        """The input gradients of the wide run for the same cotangents (widened), or None."""
+        raw = self._forward()
+        if raw is None:
+            return None
+        leaves, _ = tree_flatten(list(self.values))
+        inputs = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor) and leaf.requires_grad]
+        try:
+            outputs = tensors_of(sample.output_process_fn_grad(raw))
+            if differentiable_positions(outputs) != positions:
+                return None
+            wide = [outputs[p] for p in positions]
+            grads = input_gradients(inputs, wide, [cotangent.to(output.dtype)
+                                                   for cotangent, output in zip(cotangents, wide)])
+        except Exception:
+            return None
+        return [grad.detach() for grad in grads]
 
 
 def check_op(op, dtype, device, limit_samples):

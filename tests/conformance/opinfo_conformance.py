@@ -5,7 +5,9 @@ device, with outputs and input gradients compared.
 For every op of ``torch.testing._internal.common_methods_invocations.op_db`` and every requested
 dtype the op supports on the CPU, each sample input runs on the CPU (the reference) and on the
 device. Outputs are compared with ``torch.testing.assert_close`` (the OpInfo's tolerance
-overrides for the dtype where it has any, else the dtype's defaults). Where the op supports
+overrides for the dtype where it has any, else the dtype's defaults, and at least the defaults of
+each result's own dtype); where they differ, the device passes if it is at least as accurate as
+the CPU against a float64 reference (opinfo_checks.py states the rule). Where the op supports
 autograd for the dtype, the gradients of the inputs are compared too: both sides back-propagate
 the same random cotangent (fixed seed) through the floating outputs. Each (op, dtype) is recorded
 as:
