@@ -165,10 +165,10 @@ def _avg_args(kernel_size, stride, padding, divisor_override):
     return kernel, stride, padding
 
 
-def _divide(out, sums, divisors, divisor_override):
+def _divide(out, sums, divisors, divisor_override, compute=_F32):
     if divisor_override is not None:
-        return launch(out, [sums], "x0 s0 div", _F32, [divisor_override])
-    return launch(out, [sums, divisors], "x0 x1 div", _F32)
+        return launch(out, [sums], "x0 s0 div", compute, [divisor_override])
+    return launch(out, [sums, divisors], "x0 x1 div", compute)
 
 
 @impl("avg_pool2d")
@@ -176,14 +176,17 @@ def avg_pool2d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, coun
                divisor_override=None):
     kernel, stride, padding = _avg_args(kernel_size, stride, padding, divisor_override)
     batch = _as_batch(self)
-    require_float(self, "avg_pool2d")
+    # int64 as PyTorch's CPU kernel computes it: an int64 sum divided with truncation.
+    compute = torch.int64 if self.dtype == torch.int64 else _F32
+    if compute != torch.int64:
+        require_float(self, "avg_pool2d")
     out_size = _out_size(batch, kernel, stride, padding, (1, 1), ceil_mode)
     extent = _extent(batch, out_size, kernel, stride, padding, (1, 1))
     view = windows(padded(batch, padding, extent, 0.0), out_size, kernel, stride, (1, 1))
-    sums = reduce_into("sum", view, [4, 5], _F32).view(batch.shape[0], batch.shape[1], *out_size)
+    sums = reduce_into("sum", view, [4, 5], compute).view(batch.shape[0], batch.shape[1], *out_size)
     divisors = _avg_divisors(batch, out_size, kernel, stride, padding, count_include_pad)
     output = empty(self.shape[:-2] + out_size, self.dtype, self.device)
-    _divide(output.view(sums.shape), sums, divisors, divisor_override)
+    _divide(output.view(sums.shape), sums, divisors.to(compute), divisor_override, compute)
     return output
 
 
