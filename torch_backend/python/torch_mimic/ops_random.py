@@ -18,8 +18,8 @@ def _key(t, streams):
 
 def _float_only(self, name):
     if self.dtype not in FLOAT_DTYPES:
-        if self.dtype in (torch.float64, torch.complex128):
-            raise Unsupported()
+        if self.dtype in (torch.float64, torch.complex128, torch.complex32):
+            raise Unsupported()  # the device has no float64 and no half-precision pairs
         raise RuntimeError(f"{name} expects a floating point tensor, got {self.dtype}")
 
 
@@ -107,6 +107,15 @@ def _arange_length(start, end, step):
 @impl("arange.start_out")
 def arange_out(start, end, step=1, *, out):
     length = _arange_length(start, end, step)
-    prepare_out(out, (length,), out.dtype)
     compute = out.dtype if out.dtype in (torch.int32, torch.int64) else torch.float32
+    if out.dtype in (torch.int32, torch.int64, torch.uint8):
+        # PyTorch's CPU kernel converts the bounds to the accumulate type (int64) first, and
+        # for int64 results counts the length from the converted bounds too; uint8 results
+        # wrap from int64 values (-1 gives 255).
+        start, step = int(start), int(step)
+        if out.dtype == torch.uint8:
+            compute = torch.int64
+        if out.dtype == torch.int64 and step != 0:
+            length = _arange_length(start, int(end), step)
+    prepare_out(out, (length,), out.dtype)
     return launch(out, [], "idx s1 mul s0 add", compute, [start, step])
