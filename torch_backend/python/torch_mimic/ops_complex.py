@@ -1,6 +1,6 @@
 """complex64 in the Python op kernels: a complex64 tensor is read and written through the float32
 views of its parts (torch.view_as_real(x)[..., 0] and [..., 1]), both parts in one
-elementwise_multi launch: conj_physical, and linspace for ops_range.py. The pointwise ops,
+elementwise_multi launch: conj_physical, and linspace and logspace for ops_range.py. The pointwise ops,
 sum/mean and the matrix products of complex64 are C++ kernels (torch_backend/aten/complex_*.h);
 the random fills are in ops_random.py."""
 import math
@@ -45,6 +45,38 @@ def linspace_complex64(start, end, steps, out, linear):
         programs = [linear, _with_scalars(linear, ["s5", "s6", "s7"])]
         scalars = scalars[0] + [steps // 2, steps - 1] + scalars[1]
     torch.ops.mimic.elementwise_multi(parts, [], programs, _F32, scalars)
+    return out
+
+
+def logspace_complex64(start, end, steps, base, out, linear):
+    """logspace into complex64 ``out`` (already of ``steps`` elements) as PyTorch's CPU kernel
+    computes it for c10::complex<float>: the exponents z as linspace_complex64 makes them, then
+    pow(base, z) = exp(z log(base)) (glibc's cpowf) in float32, log(base) rounded to float32.
+    One element (steps 1) is pow(base, start) in double there: base^re (cos, sin)(im ln base).
+    Bases <= 0 (a complex logarithm of a negative or zero base) take the CPU fallback."""
+    if base <= 0:
+        raise Unsupported()
+    start, end = complex(start), complex(end)
+    parts = _parts(out)
+    if steps == 0:
+        return out
+    if steps == 1:
+        angle = start.imag * math.log(base)
+        programs = ["s0 s1 pow s2 cos mul", "s0 s1 pow s2 sin mul"]
+        torch.ops.mimic.elementwise_multi(parts, [], programs, _F32, [base, start.real, angle])
+        return out
+    scalars = []
+    for first, last in ((start.real, end.real), (start.imag, end.imag)):
+        first, last = torch.tensor(first, dtype=_F32), torch.tensor(last, dtype=_F32)
+        step = (last - first) / torch.tensor(steps - 1, dtype=_F32)
+        scalars.append([first.item(), last.item(), step.item()])
+    log_base = repr(torch.tensor(base, dtype=_F32).log().item())
+    # z log(base) for a positive base: (z_re ln b, z_im ln b), then exp(re) (cos, sin)(im).
+    real, imag = f"{linear} {log_base} mul", f"{_with_scalars(linear, ['s5', 's6', 's7'])} " \
+                                             f"{log_base} mul"
+    programs = [f"{real} exp {imag} cos mul", f"{real} exp {imag} sin mul"]
+    torch.ops.mimic.elementwise_multi(parts, [], programs, _F32,
+                                      scalars[0] + [steps // 2, steps - 1] + scalars[1])
     return out
 
 

@@ -13,7 +13,7 @@ near zero."""
 import torch
 
 from ._lib import FLOAT_DTYPES, Unsupported, impl, launch
-from .ops_complex import linspace_complex64
+from .ops_complex import linspace_complex64, logspace_complex64
 
 _F32 = torch.float32
 
@@ -69,8 +69,10 @@ def linspace_out(start, end, steps, *, out):
 
 @impl("logspace.out")
 def logspace_out(start, end, steps, base=10.0, *, out):
-    _check_steps(steps, out, FLOAT_DTYPES)
+    _check_steps(steps, out, FLOAT_DTYPES | {torch.complex64})
     _resized(out, steps)
+    if out.dtype == torch.complex64:
+        return logspace_complex64(start, end, steps, base, out, _LINEAR)
     if steps == 1:
         return launch(out, [], "s0 s1 pow", _F32, [base, _real(start)])
     if steps > 1:
