@@ -190,24 +190,37 @@ def _index_into(result, dim, index, source, reduce, include_self):
     return _divide_by_counts(result, counts)
 
 
+def _index_reduce_checks(op, self, dim, index, source, reduce, include_self, **out):
+    """The checks of PyTorch's meta kernel ``op``. Only on meta tensors does it run
+    TensorIterator's checks on the first slice of ``source`` along ``dim``, which a source
+    empty along ``dim`` does not have: the CPU kernel accepts that source, so it passes."""
+    try:
+        op(_meta(self), dim, _meta(index), _meta(source), reduce, include_self=include_self,
+           **{name: _meta(t) for name, t in out.items()})
+    except IndexError:
+        rank = source.dim()
+        if not (rank and -rank <= dim < rank and source.shape[dim] == 0):
+            raise
+
+
 @impl("index_reduce")
 def index_reduce(self, dim, index, source, reduce, *, include_self=True):
-    torch.ops.aten.index_reduce(_meta(self), dim, _meta(index), _meta(source), reduce, include_self=include_self)
+    _index_reduce_checks(torch.ops.aten.index_reduce, self, dim, index, source, reduce, include_self)
     _native("sum" if reduce == "mean" else reduce, self, source)
     return _index_into(self.clone(), dim, index, source, reduce, include_self)
 
 
 @impl("index_reduce_")
 def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
-    torch.ops.aten.index_reduce_(_meta(self), dim, _meta(index), _meta(source), reduce, include_self=include_self)
+    _index_reduce_checks(torch.ops.aten.index_reduce_, self, dim, index, source, reduce, include_self)
     _native("sum" if reduce == "mean" else reduce, self, source)
     return _index_into(self, dim, index, source, reduce, include_self)
 
 
 @impl("index_reduce.out")
 def index_reduce_out(self, dim, index, source, reduce, *, include_self=True, out):
-    torch.ops.aten.index_reduce.out(_meta(self), dim, _meta(index), _meta(source), reduce,
-                                    include_self=include_self, out=_meta(out))
+    _index_reduce_checks(torch.ops.aten.index_reduce.out, self, dim, index, source, reduce, include_self,
+                         out=out)
     _native("sum" if reduce == "mean" else reduce, self, source, out)
     if out.shape != self.shape:
         out.resize_(self.shape)

@@ -92,33 +92,53 @@ def nonzero_out(self, *, out):
 
 _DEPRECATED_BYTE_MASK = ("{} received a mask with dtype torch.uint8, this behavior is now deprecated,"
                          "please use a mask with dtype torch.bool instead.")
+# masked_select on an accelerator is indexing by the mask, and warns as indexing does (PyTorch's
+# test_masked_select expects this message from every device but the CPU).
+_DEPRECATED_BYTE_INDEX = ("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
+                          "torch.bool instead.")
 
 
-def _check_mask(mask, op, depth):
-    """The deprecated byte masks warn (at the caller's line: ``depth`` frames up from the
-    registered kernel), and must hold 0 and 1 only: checking that reads the device a second
-    time, on this deprecated path alone."""
+def _check_mask(mask, message, depth):
+    """The deprecated byte masks warn ``message`` (at the caller's line: ``depth`` frames up
+    from the registered kernel), and must hold 0 and 1 only: checking that reads the device a
+    second time, on this deprecated path alone."""
     if mask.dtype == torch.uint8:
-        warnings.warn(_DEPRECATED_BYTE_MASK.format(op), UserWarning, stacklevel=depth + 4)
+        warnings.warn(message, UserWarning, stacklevel=depth + 4)
         if mask.numel() and bool(torch.gt(mask, 1).any()):
             raise RuntimeError("Mask tensor can take 0 and 1 values only")
     elif mask.dtype != torch.bool:
         raise Unsupported()  # the CPU kernel's error
 
 
+# Dtypes the index kernels do not move, selected as the bits of a native dtype of their width
+# (selecting only moves elements). complex128 moves as pairs of int64.
+_SAME_WIDTH = {torch.int8: torch.uint8, torch.float64: torch.int64, torch.complex64: torch.int64}
+
+
 def _masked_select(self, mask):
     if mask.dtype not in (torch.bool, torch.uint8):
         raise RuntimeError("masked_select: expected BoolTensor or ByteTensor for mask")
-    if self.dtype not in NATIVE_DTYPES:
+    pairs = self.dtype == torch.complex128
+    if self.dtype not in NATIVE_DTYPES and (self.dtype not in _SAME_WIDTH and not pairs
+                                            or self.is_conj() or self.is_neg()):
         raise Unsupported()
-    _check_mask(mask, "masked_select", 1)
+    _check_mask(mask, _DEPRECATED_BYTE_INDEX, 1)
     mask, values = torch.broadcast_tensors(mask, self)
     shape = list(values.shape)
     if values.numel() == 0:
         return empty([0], self.dtype, self.device)
+    if pairs:
+        values = torch.view_as_real(values).view(torch.int64)
+        mask = mask.unsqueeze(-1).expand(shape + [2])
+        shape.append(2)
+    elif self.dtype in _SAME_WIDTH:
+        values = values.view(_SAME_WIDTH[self.dtype])
     flags, n = _mask_flags(mask, shape)
     slots = _slots(flags)
-    return _gather_selected(values, flags, slots, n, _count(slots, n), shape)
+    result = _gather_selected(values, flags, slots, n, _count(slots, n), shape)
+    if pairs:
+        return torch.view_as_complex(result.view(torch.float64).view(-1, 2))
+    return result.view(self.dtype)
 
 
 @impl("masked_select")
@@ -142,7 +162,7 @@ def masked_scatter_(self, mask, source):
         raise Unsupported()
     if source.dtype != self.dtype:
         raise Unsupported()  # the CPU kernel's dtype error
-    _check_mask(mask, "masked_scatter_", 0)
+    _check_mask(mask, _DEPRECATED_BYTE_MASK.format("masked_scatter_"), 0)
     shape = list(self.shape)
     mask = mask.expand(shape)
     if self.numel() == 0:

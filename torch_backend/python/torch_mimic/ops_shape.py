@@ -144,6 +144,8 @@ def equal(self, other):
 
 
 def _index_fill(self, dim, index, value):
+    if isinstance(value, complex) and not self.is_complex():
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     require_native(self)
     dim %= max(self.dim(), 1)
     if index.numel() == 0:

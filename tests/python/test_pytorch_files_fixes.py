@@ -1,0 +1,93 @@
+"""Regression tests for failures found by running PyTorch 1.13.1's own test files on mimic
+(tests/conformance/pytorch_tests.py), each against the CPU: index_reduce with a source empty
+along dim, masked_select of dtypes the index kernels move as the bits of a native dtype of
+their width (int8, float64, complex64, complex128), index_fill_ with a complex value.
+Selection and index_reduce's amax/amin/prod/mean with an empty source move or compare values
+only, so results are exact."""
+import itertools
+import warnings
+
+import pytest
+import torch
+
+
+def _values(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    if dtype.is_complex:
+        return torch.randn(shape, generator=g, dtype=dtype)
+    if dtype.is_floating_point:
+        return (torch.randn(shape, generator=g, dtype=torch.float64) * 4).to(dtype)
+    return torch.randint(-8, 8, shape, generator=g).to(dtype)
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin", "prod", "mean"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_index_reduce_empty_source_along_dim(device, reduce, dim, fallbacks):
+    """PyTorch's meta kernel fails on a source empty along dim (it takes the source's first
+    slice to run TensorIterator's checks on meta tensors only); the CPU leaves self as it is."""
+    self_cpu = _values((3, 4, 5), torch.float32)
+    source_shape = [3, 4, 5]
+    source_shape[dim] = 0
+    source_cpu = torch.empty(source_shape)
+    index_cpu = torch.empty(0, dtype=torch.int64)
+    for include_self in (True, False):
+        expected = self_cpu.clone().index_reduce_(dim, index_cpu, source_cpu, reduce, include_self=include_self)
+        actual = self_cpu.to(device).index_reduce_(dim, index_cpu.to(device), source_cpu.to(device), reduce,
+                                                   include_self=include_self)
+        assert torch.equal(actual.cpu(), expected)
+        out = torch.empty(0, device=device)
+        torch.index_reduce(self_cpu.to(device), dim, index_cpu.to(device), source_cpu.to(device), reduce,
+                           include_self=include_self, out=out)
+        assert torch.equal(out.cpu(), expected)
+    assert fallbacks() == {}
+
+
+def test_index_reduce_still_checks_sizes(device):
+    x = torch.zeros(3, 4, device=device)
+    with pytest.raises(RuntimeError):  # the index has 2 entries, the source 0 rows
+        x.index_reduce_(0, torch.tensor([0, 1], device=device), torch.empty(0, 4, device=device), "amax")
+    with pytest.raises(IndexError):
+        x.index_reduce_(2, torch.empty(0, dtype=torch.int64, device=device), torch.empty(3, 0, device=device),
+                        "amax")
+
+
+SAME_WIDTH = [torch.int8, torch.float64, torch.complex64, torch.complex128]
+
+
+@pytest.mark.parametrize("dtype", SAME_WIDTH)
+def test_masked_select_moves_bits_natively(device, dtype, fallbacks):
+    cases = [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1), (2, 5)), ((0, 4), (4,)), ((), ())]
+    for (shape, mask_shape), seed in zip(cases, itertools.count()):
+        x = _values(shape, dtype, seed)
+        mask = torch.rand(mask_shape, generator=torch.Generator().manual_seed(seed)) > 0.5
+        expected = torch.masked_select(x, mask)
+        actual = torch.masked_select(x.to(device), mask.to(device))
+        assert actual.dtype == dtype and actual.shape == expected.shape
+        assert torch.equal(actual.cpu(), expected)
+    strided = _values((5, 6), dtype)[:, ::2]
+    mask = torch.rand(5, 3, generator=torch.Generator().manual_seed(9)) > 0.5
+    on_device = _values((5, 6), dtype).to(device)[:, ::2]
+    on_device.copy_(strided.to(device))
+    assert torch.equal(torch.masked_select(on_device, mask.to(device)).cpu(), torch.masked_select(strided, mask))
+    assert fallbacks() == {}
+
+
+def test_masked_select_byte_mask_warns_once_as_indexing(device):
+    """PyTorch's test_masked_select expects one warning, indexing's, from a non-CPU device."""
+    x = _values((6,), torch.float64)
+    mask = torch.tensor([0, 1, 1, 0, 0, 1], dtype=torch.uint8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        actual = torch.masked_select(x.to(device), mask.to(device))
+    assert [str(w.message)[:53] for w in caught] == ["indexing with dtype torch.uint8 is now deprecated, pl"]
+    assert torch.equal(actual.cpu(), x[mask.bool()])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_index_fill_refuses_a_complex_value_as_the_cpu(device, dtype):
+    index = torch.tensor([0])
+    with pytest.raises(RuntimeError) as cpu_error:
+        torch.zeros(2, 2, dtype=dtype).index_fill_(1, index, 1 + 1j)
+    with pytest.raises(RuntimeError) as device_error:
+        torch.zeros(2, 2, dtype=dtype, device=device).index_fill_(1, index.to(device), 1 + 1j)
+    assert str(device_error.value) == str(cpu_error.value)
