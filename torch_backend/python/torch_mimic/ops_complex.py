@@ -19,6 +19,33 @@ def _parts(out):
     return [pairs.select(-1, 0), pairs.select(-1, 1)]
 
 
+def real_parts(t):
+    """(real, imaginary) float32 views of complex64 ``t``'s values: a conjugate or negative view
+    is resolved into memory first."""
+    if t.is_conj():
+        t = t.resolve_conj()
+    if t.is_neg():
+        t = t.resolve_neg()
+    pairs = torch.view_as_real(t)
+    return pairs.select(-1, 0), pairs.select(-1, 1)
+
+
+def by_parts(fn, x):
+    """fn applied to complex64 ``x`` as a pair of float32 tensors: complex(fn(x.real),
+    fn(x.imag)). Right for every op linear over the reals, which covers everything that only
+    moves, selects or adds elements (flip, tril, im2col, cumsum, ...)."""
+    real, imag = real_parts(x)
+    return torch.complex(fn(real), fn(imag))
+
+
+def into(target, result):
+    """``result`` written into ``target`` (an out= tensor resized as PyTorch resizes it, or self
+    of an in-place op), which is returned."""
+    if target.shape != result.shape:
+        prepare_out(target, result.shape, target.dtype)
+    return target.copy_(result)
+
+
 def _with_scalars(program, names):
     """``program`` with s0, s1, s2 renamed to ``names`` (the other part's scalars)."""
     renamed = {"s0": names[0], "s1": names[1], "s2": names[2]}

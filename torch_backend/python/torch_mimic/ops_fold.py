@@ -8,6 +8,7 @@ import torch
 
 from ._dtype_checks import check_dtype
 from ._lib import FLOAT_DTYPES, impl
+from .ops_complex import by_parts
 from ._windows import add_windows, crop, padded, window_extent, windows
 
 
@@ -68,6 +69,8 @@ def im2col(self, kernel_size, dilation, padding, stride):
         raise RuntimeError(f"Given input with spatial size ({height}, {height}), kernel_size={kernel}, "
                            f"dilation={dilation}, padding={padding}, calculated shape of the array of sliding blocks "
                            f"as {out_size}, but its components must be at least one.")
+    if self.dtype == torch.complex64:
+        return by_parts(lambda part: im2col(part, kernel_size, dilation, padding, stride), self)
     check_dtype(self, "im2col_out_cpu", FLOAT_DTYPES)
     batch = self if self.dim() == 4 else self.unsqueeze(0)
     channels = batch.shape[1]
@@ -104,6 +107,8 @@ def col2im(self, output_size, kernel_size, dilation, padding, stride):
                            "which is too small (non-positive)")
     if min(output_size) < 1:
         raise RuntimeError(f"Expected output spatial size to be positive, but got: output_size={output_size}.")
+    if self.dtype == torch.complex64:
+        return by_parts(lambda part: col2im(part, output_size, kernel_size, dilation, padding, stride), self)
     check_dtype(self, "col2im_out_cpu", FLOAT_DTYPES)
     columns = self if self.dim() == 3 else self.unsqueeze(0)
     batch, channels = columns.shape[0], planes // (kernel[0] * kernel[1])

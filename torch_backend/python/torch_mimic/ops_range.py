@@ -13,7 +13,7 @@ near zero."""
 import torch
 
 from ._lib import FLOAT_DTYPES, Unsupported, impl, launch
-from .ops_complex import linspace_complex64, logspace_complex64
+from .ops_complex import linspace_complex64, logspace_complex64, real_parts
 
 _F32 = torch.float32
 
@@ -81,6 +81,9 @@ def logspace_out(start, end, steps, base=10.0, *, out):
     return out
 
 
+_EYE = "idx s0 div idx s0 rem eq"
+
+
 def _eye(n, m, out):
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
@@ -90,7 +93,12 @@ def _eye(n, m, out):
         raise RuntimeError("\"eye\" not implemented for 'BFloat16'")  # as PyTorch 1.13's CPU kernel
     out.resize_((n, m))
     # In int64: the row and column of a large matrix are not exact in a float compute type.
-    return launch(out, [], "idx s0 div idx s0 rem eq", torch.int64, [m])
+    if out.dtype == torch.complex64:
+        if out.numel():
+            torch.ops.mimic.elementwise_multi(list(real_parts(out)), [], [_EYE, "0"], torch.int64,
+                                              [m])
+        return out
+    return launch(out, [], _EYE, torch.int64, [m])
 
 
 @impl("eye.out")

@@ -9,6 +9,7 @@ results agree within float32's error bound, not bit for bit."""
 import torch
 
 from ._lib import NATIVE_DTYPES, Unsupported, empty, impl, prepare_out
+from .ops_complex import by_parts, into
 
 _ops = torch.ops.mimic
 
@@ -54,6 +55,10 @@ def _scan_input(self, out_dtype):
 
 def _cumulative(kind, kernel, self, dim, dtype, out=None):
     dim = wrap_dim(dim, self.dim())
+    if kind == "sum" and self.dtype == torch.complex64 and dtype in (None, torch.complex64) and \
+            (out is None or out.dtype == torch.complex64):
+        result = by_parts(lambda part: _cumulative(kind, kernel, part, dim, None), self)
+        return result if out is None else into(out, result)
     if out is None:
         out_dtype = dtype or (torch.int64 if self.dtype in _INTEGRAL else self.dtype)
     else:

@@ -48,6 +48,8 @@ def _gather_selected(values, flags, slots, n, count, shape):
 
 
 def _nonzero(self):
+    if self.dtype == torch.complex64:
+        return _nonzero(self != 0)
     if self.dtype not in NATIVE_DTYPES:
         raise Unsupported()
     shape, rank = list(self.shape), self.dim()
@@ -186,6 +188,6 @@ def masked_scatter_(self, mask, source):
 
 @impl("count_nonzero.dim_IntList")
 def count_nonzero(self, dim):
-    if self.dtype not in NATIVE_DTYPES:
+    if self.dtype not in NATIVE_DTYPES and self.dtype != torch.complex64:
         raise Unsupported()
     return torch.sum(torch.ne(self, 0), dim=list(dim))

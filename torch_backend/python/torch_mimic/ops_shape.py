@@ -3,6 +3,7 @@ triu, flip, roll, diag, equal and index_fill_."""
 import torch
 
 from ._lib import empty, impl, launch, prepare_out, require_native
+from .ops_complex import by_parts, into
 from .ops_index import index_put_impl_
 
 _ops = torch.ops.mimic
@@ -11,6 +12,9 @@ _ops = torch.ops.mimic
 def _triangle(self, diagonal, out, lower):
     if self.dim() < 2:
         raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
+    if self.dtype == torch.complex64:
+        result = by_parts(lambda part: _triangle(part, diagonal, None, lower), self)
+        return result if out is None else into(out, result)
     require_native(self)
     rows, cols = self.shape[-2], self.shape[-1]
     keep = empty(self.shape, torch.uint8, self.device)
@@ -75,6 +79,8 @@ def _flip_dims(dims, rank):
 
 @impl("flip")
 def flip(self, dims):
+    if self.dtype == torch.complex64:
+        return by_parts(lambda part: flip(part, dims), self)
     require_native(self)
     result = self
     for dim in _flip_dims(dims, max(self.dim(), 1)):
@@ -85,7 +91,8 @@ def flip(self, dims):
 
 @impl("roll")
 def roll(self, shifts, dims=()):
-    require_native(self)
+    if self.dtype != torch.complex64:  # copies only: complex64 moves as it is
+        require_native(self)
     if not dims:
         return roll(self.reshape(-1), shifts, [0]).view(self.shape)
     if len(shifts) != len(dims):

@@ -4,10 +4,13 @@ zeroed input by one index_add (overlapping windows add up)."""
 import torch
 
 from ._lib import Unsupported, impl
+from .ops_complex import by_parts
 
 
 @impl("unfold_backward")
 def unfold_backward(grad_in, input_sizes, dim, size, step):
+    if grad_in.dtype == torch.complex64:
+        return by_parts(lambda part: unfold_backward(part, input_sizes, dim, size, step), grad_in)
     if grad_in.dtype != torch.float32:
         raise Unsupported()  # the CPU fallback keeps its dtype support
     input_sizes = list(input_sizes)
