@@ -91,3 +91,17 @@ def test_index_fill_refuses_a_complex_value_as_the_cpu(device, dtype):
     with pytest.raises(RuntimeError) as device_error:
         torch.zeros(2, 2, dtype=dtype, device=device).index_fill_(1, index.to(device), 1 + 1j)
     assert str(device_error.value) == str(cpu_error.value)
+
+
+def test_torch_manual_seed_seeds_the_device(device):
+    """PyTorch's test_randn/test_rand reseed with torch.manual_seed and expect the same numbers
+    (1.13's torch.manual_seed seeds CUDA; mimic's devices are seeded with it as well)."""
+    torch.manual_seed(123456)
+    first = torch.randn(10, 10, device=device)
+    torch.randn(3, device=device)
+    torch.manual_seed(123456)
+    again = torch.empty(0, device=device)
+    torch.randn(10, 10, out=again)
+    assert torch.equal(first.cpu(), again.cpu())
+    torch.manual_seed(654321)
+    assert not torch.equal(torch.randn(10, 10, device=device).cpu(), first.cpu())

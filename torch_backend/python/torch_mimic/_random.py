@@ -13,10 +13,11 @@ from ._device import _index, device_count
 _DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
 _lock = threading.Lock()
 _state = {}  # device index -> [seed, offset]
+_unseeded = [_DEFAULT_SEED]  # the seed of devices not in _state
 
 
 def _entry(device):
-    return _state.setdefault(device, [_DEFAULT_SEED, 0])
+    return _state.setdefault(device, [_unseeded[0], 0])
 
 
 def next_key(device, count):
@@ -62,3 +63,21 @@ def set_rng_state(state, device=None):
     seed_value, offset = state.clone().view(torch.int64).tolist()
     with _lock:
         _state[_index(device)] = [seed_value, offset]
+
+
+def _seeding_devices_too(torch_manual_seed):
+    """torch.manual_seed that also seeds every mimic device, as it seeds every CUDA device
+    (PyTorch 2 does this for a registered PrivateUse1 backend; 1.13 knows only CUDA)."""
+    def manual_seed_everywhere(seed):
+        generator = torch_manual_seed(seed)
+        with _lock:  # every device, without starting the simulation: as if none had drawn yet
+            _unseeded[0] = int(seed) & 0x7FFFFFFFFFFFFFFF
+            _state.clear()
+        return generator
+
+    manual_seed_everywhere.__doc__ = torch_manual_seed.__doc__
+    return manual_seed_everywhere
+
+
+if int(torch.__version__.split(".")[0]) < 2:
+    torch.manual_seed = torch.random.manual_seed = _seeding_devices_too(torch.random.manual_seed)
