@@ -9,9 +9,16 @@ SystemConfig readAll(ParamReader& params, const std::string& presetName) {
   SystemConfig c;
   c.presetName = presetName;
   c.deviceName = params.text("device.name", "mimic", "marketing name of the device");
-  c.numDevices = static_cast<int>(
-      params.size("system.num_devices", 2, "devices in the system (env MIMIC_NUM_DEVICES)"));
-  requirePositive("system.num_devices", c.numDevices);
+  const uint64_t numDevices =
+      params.size("system.num_devices", 2, "devices in the system (env MIMIC_NUM_DEVICES)");
+  requirePositive("system.num_devices", static_cast<double>(numDevices));
+  if (numDevices > kMaxDevices) {
+    throw ConfigError(ConfigError::Kind::InvalidValue,
+                      "field 'system.num_devices' is " + std::to_string(numDevices) +
+                          ", above the limit of " + std::to_string(kMaxDevices) +
+                          " devices (MIMIC_MAX_DEVICES)");
+  }
+  c.numDevices = static_cast<int>(numDevices);
   c.hbm = HbmConfig::read(params);
   c.memory = DeviceMemoryConfig::read(params);
   c.hostLink = HostLinkConfig::read(params);

@@ -19,6 +19,9 @@ namespace mimic::sim {
 
 class Preset;
 
+// The most devices in one system; the driver publishes it as MIMIC_MAX_DEVICES.
+constexpr int kMaxDevices = 64;
+
 struct SystemConfig {
   std::string presetName;
   std::string deviceName;

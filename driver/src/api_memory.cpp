@@ -16,10 +16,13 @@ mimicResult mimicMemAlloc(int device, size_t bytes, void** dptr) {
            rt.checkDevice(device);
            mimic::sim::DeviceMemory& memory = rt.sim().device(device).memory();
            if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
+           // Out of memory whatever the size, as CUDA answers: PyTorch's caching allocator
+           // frees its cache and retries on this code only.
            if (bytes > memory.capacity()) {
-             fail(MIMIC_ERROR_INVALID_SIZE, std::to_string(bytes) + " bytes exceed the device's " +
-                                                std::to_string(memory.capacity()) +
-                                                "-byte capacity");
+             fail(MIMIC_ERROR_OUT_OF_MEMORY,
+                  "cannot allocate " + std::to_string(bytes) + " bytes on device " +
+                      std::to_string(device) + ": they exceed the device's " +
+                      std::to_string(memory.capacity()) + "-byte capacity");
            }
            const std::string injected =
                rt.faults().allocationFault(bytes, memory.stats().bytesInUse);

@@ -12,8 +12,8 @@ namespace {
 
 enum class RecordKind : uint8_t { Call = 1, HostTaskEnd = 2, DeviceRanges = 3 };
 
-// More devices than any preset has: a larger count is a corrupted record.
-constexpr uint32_t kMaxDevices = 4096;
+// More devices than a system can have: a larger count is a corrupted record.
+constexpr uint32_t kMaxDevices = MIMIC_MAX_DEVICES;
 
 struct CallInfo {
   const char* name;

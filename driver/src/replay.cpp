@@ -113,6 +113,8 @@ void Replayer::run(size_t traceCapacity, mimicReplayResult* result) {
                            "): its payload is shorter than its fields");
     scratch_.clear();
     const mimicResult replayed = issue(call, payload);
+    const char* detail = "";
+    mimicGetErrorDetail(&detail);  // before other calls can replace it
     mimicGetSimTime(&result->endSimTimeNs);
     expectEqual("result", call.result, replayed);
     checkHostTasks();
@@ -120,6 +122,7 @@ void Replayer::run(size_t traceCapacity, mimicReplayResult* result) {
     if (replayed != MIMIC_SUCCESS && replayed != MIMIC_NOT_READY && !result->failedCall) {
       result->failedCall = callNumber_;
       result->failedResult = replayed;
+      std::snprintf(result->failedDetail, sizeof result->failedDetail, "%s", detail);
     }
   }
 }
@@ -425,6 +428,29 @@ extern "C" mimicResult mimicDebugReplay(const char* logPath, size_t traceCapacit
   try {
     Replayer replayer(readCallLog(logPath));
     replayer.run(traceCapacity, result);
+  } catch (const ApiError& e) {
+    return recordFailure(function, e.result(), e.message());
+  } catch (const std::bad_alloc&) {
+    return recordFailure(function, MIMIC_ERROR_HOST_OUT_OF_MEMORY, "host memory exhausted");
+  }
+  return MIMIC_SUCCESS;
+}
+
+extern "C" mimicResult mimicDebugReadCallLog(const char* logPath, mimicLoggedCall* calls,
+                                             size_t capacity, size_t* count) {
+  const char* function = "mimicDebugReadCallLog";
+  if (!logPath) return recordFailure(function, MIMIC_ERROR_NULL_POINTER, "logPath is NULL");
+  if (!count) return recordFailure(function, MIMIC_ERROR_NULL_POINTER, "count is NULL");
+  if (!calls && capacity > 0) {
+    return recordFailure(function, MIMIC_ERROR_NULL_POINTER, "calls is NULL and capacity > 0");
+  }
+  try {
+    const CallLog log = readCallLog(logPath);
+    *count = log.calls.size();
+    for (size_t i = 0; i < log.calls.size() && i < capacity; ++i) {
+      const LoggedCall& call = log.calls[i];
+      calls[i] = {callName(call.id), call.result, call.correlation};
+    }
   } catch (const ApiError& e) {
     return recordFailure(function, e.result(), e.message());
   } catch (const std::bad_alloc&) {

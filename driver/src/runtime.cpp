@@ -9,9 +9,12 @@
 #include "sim/device.h"
 #include "sim/params.h"
 #include "sim/preset.h"
+#include "sim/system_config.h"
 
 namespace mimic::driver {
 namespace {
+
+static_assert(MIMIC_MAX_DEVICES == sim::kMaxDevices, "the header publishes the model's limit");
 
 std::string environment(const char* name) {
   const char* value = std::getenv(name);

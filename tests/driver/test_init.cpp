@@ -396,6 +396,18 @@ TEST_F(InitEnvTest, MimicNumDevicesZeroIsInvalid) {
   EXPECT_RESULT(MIMIC_ERROR_INVALID_CONFIG_VALUE, mimicInit(0));
 }
 
+TEST_F(InitEnvTest, MoreThanMaxDevicesIsInvalidAndNamesTheLimit) {
+  setenv("MIMIC_PRESET", "tiny", 1);
+  setenv("MIMIC_NUM_DEVICES", std::to_string(MIMIC_MAX_DEVICES + 1).c_str(), 1);
+  EXPECT_RESULT(MIMIC_ERROR_INVALID_CONFIG_VALUE, mimicInit(0));
+  EXPECT_EQ(errorDetail(),
+            "mimicInit: field 'system.num_devices' is 65, above the limit of 64 devices "
+            "(MIMIC_MAX_DEVICES)");
+  setenv("MIMIC_NUM_DEVICES", "100000000000", 1);  // beyond int: still this error, not a wrap
+  EXPECT_RESULT(MIMIC_ERROR_INVALID_CONFIG_VALUE, mimicInit(0));
+  EXPECT_NE(errorDetail().find("above the limit"), std::string::npos) << errorDetail();
+}
+
 TEST_F(InitEnvTest, MimicNumDevicesNotANumberIsInvalid) {
   setenv("MIMIC_PRESET", "tiny", 1);
   setenv("MIMIC_NUM_DEVICES", "two", 1);

@@ -61,11 +61,14 @@ TEST_F(DriverTest, MemAllocZeroBytesIsInvalidSize) {
   EXPECT_EQ(dptr, nullptr);
 }
 
-TEST_F(DriverTest, MemAllocLargerThanCapacityIsInvalidSize) {
+// Out of memory whatever the size, as CUDA answers and as PyTorch's allocator expects.
+TEST_F(DriverTest, MemAllocLargerThanCapacityIsOutOfMemory) {
   void* dptr = nullptr;
-  EXPECT_RESULT(MIMIC_ERROR_INVALID_SIZE, mimicMemAlloc(0, kTinyMemory + 1, &dptr));
-  EXPECT_RESULT(MIMIC_ERROR_INVALID_SIZE, mimicMemAlloc(1, 2 * kTinyMemory, &dptr));
-  EXPECT_RESULT(MIMIC_ERROR_INVALID_SIZE, mimicMemAlloc(0, SIZE_MAX, &dptr));
+  EXPECT_RESULT(MIMIC_ERROR_OUT_OF_MEMORY, mimicMemAlloc(0, kTinyMemory + 1, &dptr));
+  EXPECT_NE(errorDetail().find("exceed the device's 67108864-byte capacity"), std::string::npos)
+      << errorDetail();
+  EXPECT_RESULT(MIMIC_ERROR_OUT_OF_MEMORY, mimicMemAlloc(1, 2 * kTinyMemory, &dptr));
+  EXPECT_RESULT(MIMIC_ERROR_OUT_OF_MEMORY, mimicMemAlloc(0, SIZE_MAX, &dptr));
   EXPECT_EQ(dptr, nullptr);
   EXPECT_EQ(freeBytesOf(0), kTinyMemory);
 }
@@ -80,7 +83,7 @@ TEST_F(DriverTest, MemAllocOfCapacityWhilePartlyUsedIsOutOfMemory) {
   void* one = nullptr;
   ASSERT_OK(mimicMemAlloc(0, 1, &one));
   void* all = nullptr;
-  // Not more than the capacity, so not INVALID_SIZE: there is just no free block that large.
+  // Within the capacity, but there is no free block that large.
   EXPECT_RESULT(MIMIC_ERROR_OUT_OF_MEMORY, mimicMemAlloc(0, kTinyMemory, &all));
   EXPECT_EQ(all, nullptr);
   ASSERT_OK(mimicMemFree(one));

@@ -220,6 +220,7 @@ struct Replayed {
   mimicResult result = MIMIC_SUCCESS;
   mimicReplayResult summary{};
   std::string detail;
+  std::string failedDetail;  // summary.failedDetail
   std::vector<uint64_t> trace;
 };
 
@@ -236,10 +237,12 @@ Replayed replayInChild(const std::string& path, size_t traceCapacity = 0) {
                                  summary.endSimTimeNs};
     const char* detail = "";
     mimicGetErrorDetail(&detail);
-    std::vector<uint64_t> text;
-    appendWords(&text, detail, std::strlen(detail) + 1);
-    values.push_back(text.size());
-    values.insert(values.end(), text.begin(), text.end());
+    for (const char* message : {detail, static_cast<const char*>(summary.failedDetail)}) {
+      std::vector<uint64_t> text;
+      appendWords(&text, message, std::strlen(message) + 1);
+      values.push_back(text.size());
+      values.insert(values.end(), text.begin(), text.end());
+    }
     if (traceCapacity > 0) {
       for (uint64_t w : traceWords()) values.push_back(w);
     }
@@ -248,10 +251,16 @@ Replayed replayInChild(const std::string& path, size_t traceCapacity = 0) {
   Replayed out;
   if (words.size() < 7) return out;
   out.result = mimicResult(words[0]);
-  out.summary = {words[1], words[2], words[3], mimicResult(words[4]), words[5]};
+  out.summary.callsInLog = words[1];
+  out.summary.callsReplayed = words[2];
+  out.summary.failedCall = words[3];
+  out.summary.failedResult = mimicResult(words[4]);
+  out.summary.endSimTimeNs = words[5];
   const size_t textWords = words[6];
   out.detail = reinterpret_cast<const char*>(words.data() + 7);
-  out.trace.assign(words.begin() + 7 + textWords, words.end());
+  const size_t failedAt = 7 + textWords;
+  out.failedDetail = reinterpret_cast<const char*>(words.data() + failedAt + 1);
+  out.trace.assign(words.begin() + failedAt + 1 + words[failedAt], words.end());
   return out;
 }
 
@@ -329,6 +338,11 @@ TEST(Replay, FollowsTheRecordedInterleavingOfThreads) {
   std::remove(path.c_str());
 }
 
+// mimicActivityKind's names as mimic-replay prints them, by value.
+constexpr const char* kKindNames[] = {"kernel",      "memcpy",       "memset",     "host_func",
+                                      "host_task",   "event_record", "event_wait", "range",
+                                      "synchronize", "alloc",        "free",       "collective"};
+
 // The trace as mimic-replay --trace prints it, from words of traceWords().
 std::string traceText(const std::vector<uint64_t>& words) {
   std::string text;
@@ -338,11 +352,11 @@ std::string traceText(const std::vector<uint64_t>& words) {
     std::memcpy(name, w + 24, 64);
     char line[256];
     std::snprintf(line, sizeof line,
-                  "kind=%d device=%d queue=%llu start=%llu end=%llu correlation=%llu bytes=%llu "
+                  "kind=%s device=%d queue=%llu start=%llu end=%llu correlation=%llu bytes=%llu "
                   "name=%s\n",
-                  int(w[0]), int(int64_t(w[1])), (unsigned long long)w[2], (unsigned long long)w[3],
-                  (unsigned long long)w[4], (unsigned long long)w[5], (unsigned long long)w[6],
-                  name);
+                  kKindNames[w[0]], int(int64_t(w[1])), (unsigned long long)w[2],
+                  (unsigned long long)w[3], (unsigned long long)w[4], (unsigned long long)w[5],
+                  (unsigned long long)w[6], name);
     text += line;
   }
   return text;
@@ -392,6 +406,7 @@ TEST(Replay, ReproducesAnInjectedFaultAtTheSameTime) {
   Replayed replay = replayInChild(path);
   EXPECT_RESULT(MIMIC_SUCCESS, replay.result);
   EXPECT_EQ(replay.summary.failedResult, MIMIC_ERROR_ECC_UNCORRECTABLE) << replay.detail;
+  EXPECT_NE(replay.failedDetail.find("injected fault"), std::string::npos) << replay.failedDetail;
   // Calls: load, get function, three launches, the synchronize, mimicGetSimTime.
   EXPECT_EQ(replay.summary.callsInLog, 7u);
   EXPECT_EQ(replay.summary.failedCall, 6u);

@@ -120,12 +120,18 @@ mimicResult mimicGetLastError(void);
 /* ---------------------------------------------------------------------------------------- */
 /* Initialisation                                                                            */
 
+/* The most devices one simulated system has (system.num_devices, MIMIC_NUM_DEVICES): a larger
+ * count fails mimicInit and mimicPresetDescribe with MIMIC_ERROR_INVALID_CONFIG_VALUE. The
+ * PyTorch backend and the tools hold per-device state up to this bound. */
+#define MIMIC_MAX_DEVICES 64
+
 /* Builds the simulated system from the preset in MIMIC_PRESET ("default" if unset), with the
  * overrides in MIMIC_OVERRIDES ("field=value,field=value") and MIMIC_NUM_DEVICES applied.
  * Calling it again after success does nothing and succeeds.
  * Returns MIMIC_ERROR_INVALID_FLAGS (flags must be 0), MIMIC_ERROR_UNKNOWN_PRESET,
- * MIMIC_ERROR_UNKNOWN_CONFIG_FIELD, MIMIC_ERROR_INVALID_CONFIG_VALUE,
- * MIMIC_ERROR_SYSTEM_RESOURCES. After a failure it may be called again. */
+ * MIMIC_ERROR_UNKNOWN_CONFIG_FIELD, MIMIC_ERROR_INVALID_CONFIG_VALUE (including more than
+ * MIMIC_MAX_DEVICES devices), MIMIC_ERROR_SYSTEM_RESOURCES. After a failure it may be called
+ * again. */
 mimicResult mimicInit(unsigned flags);
 
 /* As mimicInit, with the preset (a name or a path; NULL: as mimicInit) and overrides given by
@@ -208,8 +214,8 @@ mimicResult mimicGetSimTime(uint64_t* simNs);
 /* Allocates device memory, aligned to the preset's memory.alignment. The pointer lies in an
  * address range the host cannot access: dereferencing it on the host faults.
  * Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_DEVICE, MIMIC_ERROR_INVALID_SIZE
- * (zero bytes, or more than the device's capacity), MIMIC_ERROR_OUT_OF_MEMORY (no free block
- * that large; the device stays usable), a sticky error. */
+ * (zero bytes), MIMIC_ERROR_OUT_OF_MEMORY (no free block that large, whatever the size: more
+ * than the device's capacity too, as CUDA answers; the device stays usable), a sticky error. */
 mimicResult mimicMemAlloc(int device, size_t bytes, void** dptr);
 /* Frees device memory. Like cudaFree, it first waits for all work on the device.
  * Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_DOUBLE_FREE (already freed),

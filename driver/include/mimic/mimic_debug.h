@@ -38,12 +38,16 @@ mimicResult mimicDebugInjectFault(mimicQueue queue, mimicResult error);
  * arguments (8-byte words that fall in a recorded range), but not device addresses the program
  * stored in device memory (a pointer table uploaded by a copy).
  */
+#define MIMIC_REPLAY_DETAIL_CHARS 512
+
 typedef struct mimicReplayResult {
   uint64_t callsInLog;      /* the calls the log holds */
   uint64_t callsReplayed;   /* re-issued with the recorded outcome, in order from the first */
   uint64_t failedCall;      /* the first of them that returned an error (1-based), 0: none */
   mimicResult failedResult; /* its error: the recorded failure, reproduced */
   uint64_t endSimTimeNs;    /* mimicGetSimTime after the last call replayed */
+  char failedDetail[MIMIC_REPLAY_DETAIL_CHARS]; /* mimicGetErrorDetail of failedCall's
+                                                   failure, cut to fit; "" when none */
 } mimicReplayResult;
 
 /* Replays a call log in a process that has not called mimicInit: builds the simulation from the
@@ -66,6 +70,22 @@ typedef struct mimicReplayResult {
  * diverged at call N (mimicMemAlloc): the log has ..., the replay got ..."),
  * MIMIC_ERROR_HOST_OUT_OF_MEMORY, MIMIC_ERROR_NOT_PERMITTED (called from a host function). */
 mimicResult mimicDebugReplay(const char* logPath, size_t traceCapacity, mimicReplayResult* result);
+
+/* One call of a call log, as mimicDebugReadCallLog lists it. */
+typedef struct mimicLoggedCall {
+  const char* function;   /* "mimicMemAlloc"; static storage */
+  mimicResult result;     /* what the recorded run got */
+  uint64_t correlationId; /* of the calling thread when it was made (mimicTraceSetCorrelationId) */
+} mimicLoggedCall;
+
+/* The calls of a call log in order, without replaying them (no mimicInit needed): *count
+ * receives the number of calls; the first min(count, capacity) are written to calls, which may
+ * be NULL when capacity is 0 (to ask for the count).
+ * Returns MIMIC_ERROR_NULL_POINTER (logPath or count, or calls with capacity > 0), and the log's
+ * errors of mimicDebugReplay: MIMIC_ERROR_CALL_LOG_UNREADABLE, MIMIC_ERROR_INVALID_CALL_LOG,
+ * MIMIC_ERROR_UNSUPPORTED_CALL_LOG_VERSION, MIMIC_ERROR_HOST_OUT_OF_MEMORY. */
+mimicResult mimicDebugReadCallLog(const char* logPath, mimicLoggedCall* calls, size_t capacity,
+                                  size_t* count);
 
 /* Installs a fault plan, replacing the previous one and restarting its counts (the environment
  * variable MIMIC_FAULTS gives the plan mimicInit starts with). `spec` is "key=value,..." (NULL
