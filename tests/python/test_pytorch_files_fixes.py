@@ -105,3 +105,37 @@ def test_torch_manual_seed_seeds_the_device(device):
     assert torch.equal(first.cpu(), again.cpu())
     torch.manual_seed(654321)
     assert not torch.equal(torch.randn(10, 10, device=device).cpu(), first.cpu())
+
+
+def _error_or_warnings(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            fn()
+        except RuntimeError as error:
+            return str(error), []
+    return None, [str(w.message).split(" (Triggered internally")[0] for w in caught]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64,
+                                   torch.uint8, torch.bool])
+def test_random_bounds_checked_as_the_cpu(device, dtype):
+    """random_(from, to): from and to - 1 must fit the dtype, floats warn past their
+    significand (PyTorch's check_from_to_in_range), with the CPU's messages."""
+    ranges = [(-2 ** 63, 0), (-42, 2 ** 62), (0, 300), (250, 257), (-1, 1), (2, 1), (0, 2 ** 25 + 1),
+              (-(2 ** 12), 3)]
+    for low, high in ranges:
+        expected = _error_or_warnings(lambda: torch.empty(4, dtype=dtype).random_(low, high))
+        actual = _error_or_warnings(lambda: torch.empty(4, dtype=dtype, device=device).random_(low, high))
+        assert [w for w in actual[1] if not w.startswith("mimic:")] == expected[1], (low, high)
+        assert actual[0] == expected[0], (low, high)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_uniform_refuses_a_range_past_the_dtype(device, dtype):
+    big = float(torch.finfo(dtype).max)
+    with pytest.raises(RuntimeError) as cpu_error:
+        torch.empty(3, dtype=dtype).uniform_(-big, big)
+    with pytest.raises(RuntimeError) as device_error:
+        torch.empty(3, dtype=dtype, device=device).uniform_(-big, big)
+    assert str(device_error.value) == str(cpu_error.value)

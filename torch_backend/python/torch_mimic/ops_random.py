@@ -1,6 +1,7 @@
 """Random fills and factories: uniform_, normal_, bernoulli_, random_, arange. Random values
 come from the elementwise primitive's counter-based ``rand`` with the device generator's key."""
 import math
+import warnings
 
 import torch
 
@@ -32,6 +33,10 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None):
     _float_only(self, "uniform_")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+    if to - from_ > torch.finfo(self.dtype).max:
+        name = {torch.float32: "Float", torch.float16: "Half", torch.bfloat16: "BFloat16"}[self.dtype]
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{name}>::max(), but found "
+                           f"to={to:g} and from={from_:g} which result in to-from to exceed the limit")
     return launch(self, [], _UNIFORM, torch.float32, [from_, to], _key(self, 1))
 
 
@@ -65,12 +70,45 @@ def bernoulli(self, *, generator=None):
     return launch(out, [self], "rand x0 lt 1 0 where", torch.float32, [], _key(out, 1))
 
 
-def _random_range(self, low, high):
+# Significand bits of the float dtypes: random_ warns for bounds a float cannot hold exactly.
+_DIGITS = {torch.float64: 53, torch.float32: 24, torch.float16: 11, torch.bfloat16: 8}
+_TYPE_META = {torch.float64: "double", torch.float32: "float", torch.float16: "c10::Half",
+              torch.bfloat16: "c10::BFloat16", torch.int64: "long int", torch.int32: "int",
+              torch.int16: "short int", torch.int8: "signed char", torch.uint8: "unsigned char",
+              torch.bool: "bool"}
+
+
+def _check_bounds(self, low, high):
+    """PyTorch's check_from_to_in_range: from and to - 1 must fit the dtype (an error), and a
+    float dtype warns when they lie outside the integers its significand holds."""
+    dtype = self.dtype
+    if dtype == torch.bool:
+        lowest, highest = 0, 1
+    else:
+        info = torch.finfo(dtype) if dtype.is_floating_point else torch.iinfo(dtype)
+        lowest, highest = info.min, info.max
+    name = _TYPE_META.get(dtype, str(dtype))
+    for value, what in ((low, "from"), (high - 1, "to - 1")):
+        if not lowest <= value <= highest:
+            raise RuntimeError(f"{what} is out of bounds for {name}")
+    if dtype in _DIGITS:
+        digits = _DIGITS[dtype]
+        for value, what in ((low, "from"), (high - 1, "to - 1")):
+            if not -(2 ** digits) <= value <= 2 ** digits:
+                warnings.warn(f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                              f"limitations {name} can support discrete uniform distribution only within "
+                              "this range. This warning will become an error in version 1.7 release, "
+                              "please fix the code in advance", UserWarning, stacklevel=4)
+
+
+def _random_range(self, low, high, checked=True):
     span = high - low
     if span <= 0:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     if span > 2 ** 24:
         raise Unsupported()  # a float32 uniform cannot cover wider ranges evenly
+    if checked:
+        _check_bounds(self, low, high)
     return launch(self, [], "rand s1 mul floor s0 add", torch.float32, [low, span], _key(self, 1))
 
 
@@ -89,10 +127,11 @@ def random_to(self, to, *, generator=None):
 @impl("random_")
 def random_(self, *, generator=None):
     if self.dtype == torch.bool:
-        return _random_range(self, 0, 2)
+        return _random_range(self, 0, 2, checked=False)
     if self.dtype in FLOAT_DTYPES:
-        digits = {torch.float32: 24, torch.float16: 11, torch.bfloat16: 8}[self.dtype]
-        return _random_range(self, 0, 2 ** digits + 1) if digits < 24 else _random_range(self, 0, 2 ** 24)
+        digits = _DIGITS[self.dtype]
+        high = 2 ** digits + 1 if digits < 24 else 2 ** 24
+        return _random_range(self, 0, high, checked=False)
     raise Unsupported()
 
 
