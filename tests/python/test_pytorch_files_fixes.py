@@ -139,3 +139,17 @@ def test_uniform_refuses_a_range_past_the_dtype(device, dtype):
     with pytest.raises(RuntimeError) as device_error:
         torch.empty(3, dtype=dtype, device=device).uniform_(-big, big)
     assert str(device_error.value) == str(cpu_error.value)
+
+
+def test_is_set_to_compares_storage_and_geometry(device, fallbacks):
+    """PyTorch's test_is_set_to: through the CPU fallback the copies never shared a storage."""
+    t1 = torch.empty(3, 4, 9, 10, device=device)
+    t3 = torch.tensor([], device=device).set_(t1)
+    assert t1.is_set_to(t3) and t3.is_set_to(t1)
+    assert not t1.is_set_to(torch.empty(3, 4, 9, 10, device=device))
+    assert not t1.is_set_to(t3.clone())
+    assert not t1.is_set_to(t1.view(3, 4, 90))  # same storage, other sizes
+    assert not t1.is_set_to(t1[1:])  # other offset
+    assert not t1.is_set_to(t1.transpose(0, 1))  # other strides
+    assert not torch.tensor([], device=device).is_set_to(torch.tensor([], device=device))
+    assert fallbacks() == {}
