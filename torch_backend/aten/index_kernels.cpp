@@ -1,8 +1,9 @@
 // The indexing and joining ops on the device's index kernels (torch_backend/ops/index.h):
 // index_select, gather, scatter and scatter_add, index_add, advanced indexing and index_put with
-// integer tensors on leading dims, embedding backward, and cat as copies into slices. Values of
-// dtypes the device does not compute in, and boolean masks (whose result size only the data
-// knows), take the counted CPU fallback.
+// integer tensors on leading dims, embedding backward, and cat as copies into slices. The ops
+// that only move elements also move dtypes the device does not compute in (complex64, float64)
+// as raw words; the others' values of such dtypes, and boolean masks (whose result size only the
+// data knows), take the counted CPU fallback.
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/_index_put_impl_ops.h>
@@ -28,6 +29,7 @@
 #include "torch_backend/ops/elementwise.h"
 #include "torch_backend/ops/index.h"
 #include "torch_backend/src/aten_core.h"
+#include "torch_backend/src/tensor_bridge.h"
 
 namespace mimic::torch_backend::aten {
 namespace {
@@ -35,6 +37,32 @@ namespace {
 template <class Op>
 using Fallback = at::native::call_fallback_fn<&cpuFallback, Op>;
 using OptionalTensors = c10::List<c10::optional<at::Tensor>>;
+
+// Ops that only move elements (selecting, gathering, writing without accumulating) also serve
+// dtypes the device does not compute in, complex64 among them: it moves their bits as integers
+// of the element's width (up to 8 bytes), which never converts them.
+bool movable(const at::Tensor& t) {
+  return computable(t) || (t.element_size() <= 8 && !t.is_conj() && !t.is_neg());
+}
+
+ops::TensorView movedViewOf(const at::Tensor& t) {
+  if (computable(t)) return viewOf(t);
+  ops::TensorView view = rawViewOf(t);
+  if (t.element_size() == 8) {  // one 8-byte word: rawViewOf's trailing word dim has size 1
+    view.sizes.pop_back();
+    view.strides.pop_back();
+  }
+  return view;
+}
+
+// complex64 accumulates as two float32 halves, the real parts and then the imaginary ones
+// (with a real alpha): the adds of index_add and scatter_add are linear over the reals.
+bool addsByParts(const at::Tensor& self, const at::Tensor& source) {
+  const auto plain = [](const at::Tensor& t) {
+    return t.scalar_type() == at::kComplexFloat && !t.is_conj() && !t.is_neg();
+  };
+  return plain(self) && plain(source);
+}
 
 // dim wrapped as PyTorch wraps it; a 0-d tensor counts as 1-d.
 int64_t wrapDim(int64_t dim, int64_t rank) {
@@ -98,8 +126,8 @@ at::Tensor indexSelectOnDevice(const char* op, const at::Tensor& self, int64_t d
     checkSameDevice(source, out, "index_select");
     checkSameDevice(flat, out, "index_select");
     onDevice(op, [&] {
-      ops::indexSelect(launchContextOf(out), viewOf(out), viewOf(source), static_cast<int>(dim),
-                       viewOf(flat));
+      ops::indexSelect(launchContextOf(out), movedViewOf(out), movedViewOf(source),
+                       static_cast<int>(dim), viewOf(flat));
     });
   }
   return self.dim() > 0 ? out : out.view(at::IntArrayRef());
@@ -107,14 +135,14 @@ at::Tensor indexSelectOnDevice(const char* op, const at::Tensor& self, int64_t d
 
 at::Tensor indexSelect(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
   checkIndexSelect(index);
-  if (!computable(self)) return Fallback<at::_ops::index_select>::call(self, dim, index);
+  if (!movable(self)) return Fallback<at::_ops::index_select>::call(self, dim, index);
   return indexSelectOnDevice("aten::index_select", self, dim, index);
 }
 
 at::Tensor& indexSelectOut(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                            at::Tensor& out) {
   checkIndexSelect(index);
-  if (!computable(self)) return Fallback<at::_ops::index_select_out>::call(self, dim, index, out);
+  if (!movable(self)) return Fallback<at::_ops::index_select_out>::call(self, dim, index, out);
   const at::Tensor result = indexSelectOnDevice("aten::index_select.out", self, dim, index);
   prepareOut(out, result.sizes(), result.scalar_type());
   out.copy_(result);
@@ -123,14 +151,14 @@ at::Tensor& indexSelectOut(const at::Tensor& self, int64_t dim, const at::Tensor
 
 at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparseGrad) {
   checkIndex(index, "gather");
-  if (!computable(self)) return Fallback<at::_ops::gather>::call(self, dim, index, sparseGrad);
+  if (!movable(self)) return Fallback<at::_ops::gather>::call(self, dim, index, sparseGrad);
   dim = wrapDim(dim, self.dim());
   at::Tensor out = emptyOnDevice(index.sizes(), self.scalar_type(), self.device());
   if (out.numel() > 0) {
     checkSameDevice(self, out, "gather");
     checkSameDevice(index, out, "gather");
     onDevice("aten::gather", [&] {
-      ops::gather(launchContextOf(out), viewOf(out), viewOf(self), static_cast<int>(dim),
+      ops::gather(launchContextOf(out), movedViewOf(out), movedViewOf(self), static_cast<int>(dim),
                   viewOf(index));
     });
   }
@@ -154,15 +182,22 @@ void scatterOnDevice(const char* op, const at::Tensor& target, int64_t dim, cons
   checkSameDevice(index, target, "scatter");
   checkSameDevice(values, target, "scatter");
   onDevice(op, [&] {
-    ops::scatter(launchContextOf(target), viewOf(target), static_cast<int>(dim), viewOf(index),
-                 viewOf(values), accumulate);
+    if (accumulate && !computable(target)) {
+      for (int part = 0; part < 2; ++part) {
+        ops::scatter(launchContextOf(target), complexPartOf(target, part), static_cast<int>(dim),
+                     viewOf(index), complexPartOf(values, part), true);
+      }
+      return;
+    }
+    ops::scatter(launchContextOf(target), movedViewOf(target), static_cast<int>(dim), viewOf(index),
+                 movedViewOf(values), accumulate);
   });
 }
 
 at::Tensor scatterSrc(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                       const at::Tensor& src) {
   checkIndex(index, "scatter");
-  if (!computable(self)) return Fallback<at::_ops::scatter_src>::call(self, dim, index, src);
+  if (!movable(self)) return Fallback<at::_ops::scatter_src>::call(self, dim, index, src);
   at::Tensor target = self.clone();
   scatterOnDevice("aten::scatter.src", target, dim, index, &src, nullptr, false);
   return target;
@@ -171,7 +206,7 @@ at::Tensor scatterSrc(const at::Tensor& self, int64_t dim, const at::Tensor& ind
 at::Tensor scatterValue(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                         const at::Scalar& value) {
   checkIndex(index, "scatter");
-  if (!computable(self)) return Fallback<at::_ops::scatter_value>::call(self, dim, index, value);
+  if (!movable(self)) return Fallback<at::_ops::scatter_value>::call(self, dim, index, value);
   at::Tensor target = self.clone();
   scatterOnDevice("aten::scatter.value", target, dim, index, nullptr, &value, false);
   return target;
@@ -180,7 +215,7 @@ at::Tensor scatterValue(const at::Tensor& self, int64_t dim, const at::Tensor& i
 at::Tensor& scatterSrc_(at::Tensor& self, int64_t dim, const at::Tensor& index,
                         const at::Tensor& src) {
   checkIndex(index, "scatter");
-  if (!computable(self)) return Fallback<at::_ops::scatter__src>::call(self, dim, index, src);
+  if (!movable(self)) return Fallback<at::_ops::scatter__src>::call(self, dim, index, src);
   scatterOnDevice("aten::scatter_.src", self, dim, index, &src, nullptr, false);
   return self;
 }
@@ -188,7 +223,7 @@ at::Tensor& scatterSrc_(at::Tensor& self, int64_t dim, const at::Tensor& index,
 at::Tensor& scatterValue_(at::Tensor& self, int64_t dim, const at::Tensor& index,
                           const at::Scalar& value) {
   checkIndex(index, "scatter");
-  if (!computable(self)) return Fallback<at::_ops::scatter__value>::call(self, dim, index, value);
+  if (!movable(self)) return Fallback<at::_ops::scatter__value>::call(self, dim, index, value);
   scatterOnDevice("aten::scatter_.value", self, dim, index, nullptr, &value, false);
   return self;
 }
@@ -196,7 +231,9 @@ at::Tensor& scatterValue_(at::Tensor& self, int64_t dim, const at::Tensor& index
 at::Tensor scatterAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                       const at::Tensor& src) {
   checkIndex(index, "scatter");
-  if (!computable(self)) return Fallback<at::_ops::scatter_add>::call(self, dim, index, src);
+  if (!computable(self) && !addsByParts(self, src)) {
+    return Fallback<at::_ops::scatter_add>::call(self, dim, index, src);
+  }
   at::Tensor target = self.clone();
   scatterOnDevice("aten::scatter_add", target, dim, index, &src, nullptr, true);
   return target;
@@ -205,7 +242,9 @@ at::Tensor scatterAdd(const at::Tensor& self, int64_t dim, const at::Tensor& ind
 at::Tensor& scatterAdd_(at::Tensor& self, int64_t dim, const at::Tensor& index,
                         const at::Tensor& src) {
   checkIndex(index, "scatter");
-  if (!computable(self)) return Fallback<at::_ops::scatter_add_>::call(self, dim, index, src);
+  if (!computable(self) && !addsByParts(self, src)) {
+    return Fallback<at::_ops::scatter_add_>::call(self, dim, index, src);
+  }
   scatterOnDevice("aten::scatter_add_", self, dim, index, &src, nullptr, true);
   return self;
 }
@@ -219,6 +258,13 @@ void indexAddOnDevice(const char* op, const at::Tensor& target, int64_t dim,
   checkSameDevice(flat, target, "index_add");
   checkSameDevice(source, target, "index_add");
   onDevice(op, [&] {
+    if (!computable(target)) {
+      for (int part = 0; part < 2; ++part) {
+        ops::indexAdd(launchContextOf(target), complexPartOf(target, part), static_cast<int>(dim),
+                      viewOf(flat), complexPartOf(source, part), alpha);
+      }
+      return;
+    }
     ops::indexAdd(launchContextOf(target), viewOf(target), static_cast<int>(dim), viewOf(flat),
                   viewOf(source), alpha);
   });
@@ -227,7 +273,8 @@ void indexAddOnDevice(const char* op, const at::Tensor& target, int64_t dim,
 at::Tensor indexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index,
                     const at::Tensor& source, const at::Scalar& alpha) {
   checkIndex(index, "index_add");
-  if (!computable(self) || !computable(source)) {
+  if (!(computable(self) && computable(source)) &&
+      !(addsByParts(self, source) && !alpha.isComplex())) {
     return Fallback<at::_ops::index_add>::call(self, dim, index, source, alpha);
   }
   at::Tensor target = self.clone();
@@ -238,7 +285,8 @@ at::Tensor indexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index
 at::Tensor& indexAdd_(at::Tensor& self, int64_t dim, const at::Tensor& index,
                       const at::Tensor& source, const at::Scalar& alpha) {
   checkIndex(index, "index_add");
-  if (!computable(self) || !computable(source)) {
+  if (!(computable(self) && computable(source)) &&
+      !(addsByParts(self, source) && !alpha.isComplex())) {
     return Fallback<at::_ops::index_add_>::call(self, dim, index, source, alpha);
   }
   indexAddOnDevice("aten::index_add_", self, dim, index, source, alpha.toDouble());
@@ -292,7 +340,7 @@ c10::optional<std::vector<at::Tensor>> leadingIndices(const at::Tensor& self,
 at::Tensor index(const at::Tensor& self, const OptionalTensors& indices) {
   const char* op = "aten::index.Tensor";
   c10::optional<std::vector<at::Tensor>> leading;
-  if (computable(self)) leading = leadingIndices(self, indices);
+  if (movable(self)) leading = leadingIndices(self, indices);
   if (!leading) return Fallback<at::_ops::index_Tensor>::call(self, onCpu(indices));
   // One linear index into the flattening of the indexed dims selects rows of the rest.
   const std::vector<int64_t> rest(self.sizes().begin() + static_cast<int64_t>(leading->size()),
@@ -335,21 +383,32 @@ void indexPutOnDevice(const char* op, const at::Tensor& self,
     views.push_back(viewOf(index));
   }
   onDevice(op, [&] {
-    ops::indexPut(launchContextOf(self), viewOf(self), views, viewOf(expanded), accumulate);
+    if (accumulate && !computable(self)) {
+      for (int part = 0; part < 2; ++part) {
+        ops::indexPut(launchContextOf(self), complexPartOf(self, part), views,
+                      complexPartOf(expanded, part), true);
+      }
+      return;
+    }
+    ops::indexPut(launchContextOf(self), movedViewOf(self), views, movedViewOf(expanded),
+                  accumulate);
   });
 }
 
 // The leading indices of an index_put that the device runs, or nullopt for the fallback.
 c10::optional<std::vector<at::Tensor>> indexPutIndices(const at::Tensor& self,
                                                        const OptionalTensors& indices,
-                                                       const at::Tensor& values) {
-  if (!computable(self) || !computable(values)) return c10::nullopt;
+                                                       const at::Tensor& values, bool accumulate) {
+  const bool device =
+      accumulate ? (computable(self) && computable(values)) || addsByParts(self, values)
+                 : movable(self) && values.scalar_type() == self.scalar_type() && movable(values);
+  if (!device) return c10::nullopt;
   return leadingIndices(self, indices);
 }
 
 at::Tensor& indexPutImpl_(at::Tensor& self, const OptionalTensors& indices,
                           const at::Tensor& values, bool accumulate, bool unsafe) {
-  const auto leading = indexPutIndices(self, indices, values);
+  const auto leading = indexPutIndices(self, indices, values, accumulate);
   if (!leading) {
     return Fallback<at::_ops::_index_put_impl_>::call(self, onCpu(indices), values, accumulate,
                                                       unsafe);
@@ -360,7 +419,7 @@ at::Tensor& indexPutImpl_(at::Tensor& self, const OptionalTensors& indices,
 
 at::Tensor& indexPut_(at::Tensor& self, const OptionalTensors& indices, const at::Tensor& values,
                       bool accumulate) {
-  const auto leading = indexPutIndices(self, indices, values);
+  const auto leading = indexPutIndices(self, indices, values, accumulate);
   if (!leading) {
     return Fallback<at::_ops::index_put_>::call(self, onCpu(indices), values, accumulate);
   }
@@ -370,7 +429,7 @@ at::Tensor& indexPut_(at::Tensor& self, const OptionalTensors& indices, const at
 
 at::Tensor indexPut(const at::Tensor& self, const OptionalTensors& indices,
                     const at::Tensor& values, bool accumulate) {
-  const auto leading = indexPutIndices(self, indices, values);
+  const auto leading = indexPutIndices(self, indices, values, accumulate);
   if (!leading) {
     return Fallback<at::_ops::index_put>::call(self, onCpu(indices), values, accumulate);
   }

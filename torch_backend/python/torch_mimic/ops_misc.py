@@ -6,6 +6,7 @@ import torch
 
 from ._dtype_checks import check_dtype, type_name
 from ._lib import FLOAT_DTYPES, Unsupported, empty, impl, launch, prepare_out, require_native
+from .ops_complex import by_parts, into, real_parts
 from .ops_index import index_put_impl_
 from .ops_reduce import reduce_into
 
@@ -102,6 +103,9 @@ def _flat_indices(index, numel):
 def _take(self, index, out):
     if index.dtype != torch.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {type_name(index.dtype)}")
+    if self.dtype == torch.complex64 and (out is None or out.dtype == torch.complex64):
+        result = by_parts(lambda part: _take(part, index, None), self)
+        return result if out is None else into(out, result)
     require_native(self)
     if self.numel() == 0 and index.numel() != 0:
         raise IndexError("take(): tried to take from an empty tensor")
@@ -138,6 +142,11 @@ def put_(self, index, source, accumulate=False):
                          f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
     if self.numel() == 0 and index.numel() != 0:
         raise IndexError("put_(): Tried to put elements into an empty tensor")
+    if self.dtype == torch.complex64 and not self.is_conj() and not self.is_neg():
+        # Linear over the reals: the halves of self are written in place, each by its own.
+        for part, source_part in zip(real_parts(self), real_parts(source)):
+            put_(part, index, source_part, accumulate)
+        return self
     require_native(self)
     if self.dtype == torch.bool or (accumulate and self.dtype not in FLOAT_DTYPES | {torch.int32, torch.int64}):
         raise Unsupported()

@@ -11,6 +11,7 @@ import warnings
 import torch
 
 from ._lib import NATIVE_DTYPES, Unsupported, compute_dtype, empty, impl, launch, prepare_out
+from .ops_complex import real_parts
 
 _ops = torch.ops.mimic
 
@@ -160,6 +161,11 @@ def masked_select_out(self, mask, *, out):
 
 @impl("masked_scatter_")
 def masked_scatter_(self, mask, source):
+    if self.dtype == torch.complex64 == source.dtype and not self.is_conj() and not self.is_neg():
+        # Elements only move: the halves of self are written in place, each by its own.
+        for part, source_part in zip(real_parts(self), real_parts(source)):
+            masked_scatter_(part, mask, source_part)
+        return self
     if self.dtype not in NATIVE_DTYPES or mask.dtype not in (torch.bool, torch.uint8):
         raise Unsupported()
     if source.dtype != self.dtype:
