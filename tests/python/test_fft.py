@@ -193,3 +193,14 @@ def test_empty_batch_launches_nothing_and_keeps_its_shape(device, fallbacks):
     assert torch.fft.fft(x).shape == (0, 8)
     assert torch.fft.rfft(torch.empty((0, 8), device=device)).shape == (0, 5)
     assert fallbacks() == {}
+
+
+def test_tables_are_uploaded_again_after_a_device_reset(device, fallbacks):
+    """The twiddle and chirp tables live on the device: a reset loses them, not the op."""
+    inputs = {12: _input((2, 12)), 16: _input((2, 16))}  # Bluestein, the kernel directly
+    for x in inputs.values():
+        torch.fft.fft(x.to(device))  # uploads their tables
+    torch_mimic.reset_device(0)
+    for n, x in inputs.items():
+        _check(torch.fft.fft(x.to(device)), x, torch.fft.fft, n, 1.0)
+    assert fallbacks() == {}

@@ -14,6 +14,7 @@ Tables, computed on the host in double and rounded to float32 once, uploaded onc
 device like a cuFFT plan: the kernel's twiddles per length and direction
 (torch.ops.mimic.fft_twiddles), and Bluestein's chirps (k^2 reduced mod 2n in integers) and
 the convolution's spectrum (divided by m) per length, direction and normalization."""
+import functools
 import math
 
 import torch
@@ -28,6 +29,7 @@ _F32 = torch.float32
 _twiddle_tables = {}  # (device index, n, forward) -> the table on that device
 _chirp_tables = {}  # (device index, n, forward, scale, weighted) -> Bluestein's three tables
 _max_lengths = {}  # device index -> the longest length the kernel takes
+_RESET_ERROR = "was lost when torch_mimic.reset_device"
 
 
 def _index(device):
@@ -68,15 +70,26 @@ def _scale(normalization, n):
 
 
 def _kernel(out, source, dim, n, forward, scale):
-    try:
-        _ops.fft(out, source, _twiddles(out.device, n, forward), dim, n, scale)
-    except RuntimeError as error:
-        if "reset" not in str(error):
-            raise
-        # The device was reset since the tables were uploaded (torch_mimic.reset_device).
-        _twiddle_tables.clear()
-        _chirp_tables.clear()
-        _ops.fft(out, source, _twiddles(out.device, n, forward), dim, n, scale)
+    _ops.fft(out, source, _twiddles(out.device, n, forward), dim, n, scale)
+
+
+def _tables_survive_resets(kernel):
+    """Runs ``kernel`` again with fresh tables when the device was reset since they were
+    uploaded (torch_mimic.reset_device): their memory is gone then. An input made before the
+    reset raises the same error again, naming the reset."""
+
+    @functools.wraps(kernel)
+    def run(*args, **kwargs):
+        try:
+            return kernel(*args, **kwargs)
+        except RuntimeError as error:
+            if _RESET_ERROR not in str(error) or not (_twiddle_tables or _chirp_tables):
+                raise
+            _twiddle_tables.clear()
+            _chirp_tables.clear()
+            return kernel(*args, **kwargs)
+
+    return run
 
 
 def _bluestein_tables(device, n, forward, scale, weighted):
@@ -175,6 +188,7 @@ def _c2c_source(self):
     return self
 
 
+@_tables_survive_resets
 def _c2c(self, dim, normalization, forward, out=None):
     dims = _dims(self, dim)
     _require(self, _C64, dims, [self.shape[d] for d in dims])
@@ -199,6 +213,7 @@ def fft_c2c_out(self, dim, normalization, forward, *, out):
     return _c2c(self, dim, normalization, forward, out)
 
 
+@_tables_survive_resets
 def _r2c(self, dim, normalization, onesided, out=None):
     dims = _dims(self, dim)
     _require(self, _F32, dims, [self.shape[d] for d in dims])
@@ -233,6 +248,7 @@ def fft_r2c_out(self, dim, normalization, onesided, *, out):
     return _r2c(self, dim, normalization, onesided, out)
 
 
+@_tables_survive_resets
 def _c2r(self, dim, normalization, last_dim_size, out=None):
     dims = _dims(self, dim)
     last = dims[-1]
