@@ -6,6 +6,7 @@ the checks of PyTorch's CPU kernels. Half types compute in float32 and round onc
 int8/int16 and complex operands take the counted CPU fallback (launch raises Unsupported)."""
 import torch
 
+from ._dtype_checks import type_name
 from ._lib import FLOAT_DTYPES, Unsupported, empty, impl, prepare_out
 from .ops_complex import _ANGLE, _ATAN_RATIO, _ATAN_REDUCED, _ATAN_REDUCED_VALUE
 from .ops_pointwise import _run
@@ -47,10 +48,17 @@ _REAL = frozenset({torch.float32, torch.float16, torch.bfloat16, torch.int32, to
                    torch.uint8, torch.bool})
 
 
+def _not_implemented(kernel, dtype):
+    """PyTorch 1.13's CPU error for a dtype its kernel does not take."""
+    return RuntimeError(f"\"{kernel}\" not implemented for '{type_name(dtype)}'")
+
+
 def _atan2_operands(self, other):
     dtype = _promoted(self, other, True)
     if dtype not in FLOAT_DTYPES or any(t.dtype not in _REAL for t in (self, other)):
         raise Unsupported()
+    if dtype == torch.float16:
+        raise _not_implemented("atan2_cpu", dtype)
     return dtype, torch.broadcast_shapes(self.shape, other.shape)
 
 
@@ -203,6 +211,8 @@ def rsub(self, other, *, alpha=1):
 def _hardtanh_bounds(self, min_val, max_val):
     if self.dtype == torch.bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    if self.dtype == torch.float16:
+        raise _not_implemented("clamp_scalar_cpu", self.dtype)
     if self.dtype.is_floating_point or self.dtype.is_complex:
         return min_val, max_val
     # Integer bounds do not promote: they are truncated to integers first.
@@ -231,15 +241,22 @@ def hardtanh_(self, min_val=-1, max_val=1):
 _HARDTANH_BACKWARD = "{1} {2} le {1} {3} ge or 0 {0} where"
 
 
+def _hardtanh_backward_dtype(grad_output, self):
+    dtype = _promoted(grad_output, self, False)
+    if dtype in (torch.float16, torch.bfloat16):
+        raise _not_implemented("hardshrink_backward_cpu", dtype)  # the CPU kernel's name
+    return dtype
+
+
 @impl("hardtanh_backward")
 def hardtanh_backward(grad_output, self, min_val, max_val):
-    dtype = _promoted(grad_output, self, False)
+    dtype = _hardtanh_backward_dtype(grad_output, self)
     return _run(_HARDTANH_BACKWARD, [grad_output, self, min_val, max_val], dtype, dtype)
 
 
 @impl("hardtanh_backward.grad_input")
 def hardtanh_backward_out(grad_output, self, min_val, max_val, *, grad_input):
-    dtype = _promoted(grad_output, self, False)
+    dtype = _hardtanh_backward_dtype(grad_output, self)
     return _run(_HARDTANH_BACKWARD, [grad_output, self, min_val, max_val], dtype, dtype,
                 out=grad_input)
 

@@ -139,16 +139,19 @@ def conj_physical_(self):
 # dup). Cephes' atanf: the ratio a = min/max of |re|, |im| in [0, 1], reduced to |a'| <= tan(pi/8)
 # by a' = (a - 1) / (a + 1) (plus pi/4), a degree-9 odd polynomial (a few ulps), then the octant.
 _TAN_PI_8 = 0.4142135623730950
-# 0 for 0 / 0, so that signed zeros give atan2's 0, pi, -0 or -pi through the tests of 1 / x < 0.
-_ATAN_RATIO = "x0 abs x1 abs max 0 eq 0 x0 abs x1 abs min x0 abs x1 abs max div where"
+# 0 for 0 / 0, so that signed zeros give atan2's 0, pi, -0 or -pi through the sign tests below;
+# 1 for equal magnitudes, so that two infinities give the diagonals (not inf / inf).
+_ATAN_RATIO = ("x0 abs x1 abs max 0 eq 0 x0 abs x1 abs eq 1 x0 abs x1 abs min x0 abs x1 abs max div "
+               "where where")
 _ATAN_REDUCED = f"x2 {_TAN_PI_8!r} gt x2 1 sub x2 1 add div x2 where"
 _Z = "x3 x3 mul"
 _ATAN_REDUCED_VALUE = (
     f"8.05374449538e-2 {_Z} mul -1.38776856032e-1 add {_Z} mul 1.99777106478e-1 add {_Z} mul "
     f"-3.33329491539e-1 add {_Z} mul x3 mul x3 add x2 {_TAN_PI_8!r} gt {math.pi / 4!r} 0 where add")
 _OCTANT = f"x1 abs x0 abs gt {math.pi / 2!r} x4 sub x4 where"
-_HALF_PLANE = f"1 x0 div 0 lt {math.pi!r} {_OCTANT} sub {_OCTANT} where"
-_ANGLE = f"1 x1 div 0 lt {_HALF_PLANE} neg {_HALF_PLANE} where"
+# Sign bits: x < 0, or 1 / x < 0 for -0 (1 / -inf is -0, so the first test keeps -inf's).
+_HALF_PLANE = f"x0 0 lt 1 x0 div 0 lt or {math.pi!r} {_OCTANT} sub {_OCTANT} where"
+_ANGLE = f"x1 0 lt 1 x1 div 0 lt or {_HALF_PLANE} neg {_HALF_PLANE} where"
 # Real inputs: pi for negative numbers, NaN for NaN, 0 otherwise (as PyTorch's CPU kernel).
 _REAL_ANGLE = f"x0 x0 ne x0 x0 0 lt {math.pi!r} 0 where where"
 
