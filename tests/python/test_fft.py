@@ -180,11 +180,29 @@ def test_other_lengths_by_bluestein(device, fallbacks, n, norm):
     assert fallbacks() == {}
 
 
-def test_lengths_too_long_for_the_device_take_the_fallback(device, fallbacks):
-    n = 2 * torch.ops.mimic.fft_max_length(0)
-    x = _input((1, n))
-    actual = torch.fft.fft(x.to(device))
-    torch.testing.assert_close(actual.cpu(), torch.fft.fft(x))
+def test_lengths_past_the_scratchpad_in_four_steps(device, fallbacks):
+    """Powers of two longer than one workgroup holds (and Bluestein's m beyond it) run as two
+    rounds of shorter transforms; each element's error is then within the sum of the two
+    rounds' bounds, below the bound of one transform of the whole length times 2."""
+    limit = torch.ops.mimic.fft_max_length(0)
+    n = 2 * limit
+    x = _input((2, n))
+    _check(torch.fft.fft(x.to(device)), x, torch.fft.fft, n, 2.0)
+    _check(torch.fft.ifft(x.to(device), norm="ortho"), x,
+           lambda t: torch.fft.ifft(t, norm="ortho"), n, 2 / math.sqrt(n))
+    r = _input((1, n), torch.float32)
+    _check(torch.fft.rfft(r.to(device)), r, torch.fft.rfft, n, 2.0)
+    half = x[:1, :n // 2 + 1]
+    _check(torch.fft.irfft(half.to(device), n=n), half, lambda t: torch.fft.irfft(t, n=n), n, 2 / n)
+    odd = limit + 3  # Bluestein's m = 4 * limit
+    y = x[:, :odd]
+    _check(torch.fft.fft(y.to(device)), y, torch.fft.fft, odd, 1.0)
+    assert fallbacks() == {}
+
+
+def test_complex128_takes_the_fallback(device, fallbacks):
+    x = _input((2, 8), torch.complex128)
+    torch.testing.assert_close(torch.fft.fft(x.to(device)).cpu(), torch.fft.fft(x))
     assert "aten::_fft_c2c" in fallbacks()
 
 

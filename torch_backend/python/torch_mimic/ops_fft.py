@@ -3,17 +3,20 @@ variants) that PyTorch 1.13 lowers every torch.fft function and stft/istft to, o
 torch.ops.mimic.fft primitive (torch_backend/ops/fft.h: radix-2, one launch per transformed
 dim). A transform over several dims is one launch per dim, each normalized by its own length.
 
-Power-of-two lengths run on the kernel directly. Other lengths n run as Bluestein's chirp
-z-transform over it: with the chirp c_k = exp(-+ i pi k^2 / n), X_j = c_j sum_k (x_k c_k)
+Power-of-two lengths that fit one workgroup's scratchpad (fft_max_length) run on the kernel
+directly; longer ones as the four-step FFT: n = n1 * n2, x viewed as [n1][n2], length-n1
+transforms down the columns, a product with the twiddles w_n^(k1 * j2), length-n2 transforms
+along the rows, and the result read transposed. Other lengths n run as Bluestein's chirp
+z-transform: with the chirp c_k = exp(-+ i pi k^2 / n), X_j = c_j sum_k (x_k c_k)
 conj(c_{j-k}), a circular convolution of length m (a power of two >= 2n - 1) computed as two
-kernel transforms and a product with the transform of the zero-padded conj(c). Lengths whose
-m (or, for powers of two, n) does not fit one workgroup's scratchpad, complex128 and float64
-take the counted CPU fallback.
+power-of-two transforms and a product with the transform of the zero-padded conj(c). Lengths
+beyond fft_max_length squared, complex128 and float64 take the counted CPU fallback.
 
 Tables, computed on the host in double and rounded to float32 once, uploaded once and kept per
 device like a cuFFT plan: the kernel's twiddles per length and direction
 (torch.ops.mimic.fft_twiddles), and Bluestein's chirps (k^2 reduced mod 2n in integers) and
-the convolution's spectrum (divided by m) per length, direction and normalization."""
+the convolution's spectrum (divided by m) per length, direction and normalization, and the
+four-step twiddles per length and direction."""
 import functools
 import math
 
@@ -27,7 +30,7 @@ _C64 = torch.complex64
 _F32 = torch.float32
 
 _twiddle_tables = {}  # (device index, n, forward) -> the table on that device
-_chirp_tables = {}  # (device index, n, forward, scale, weighted) -> Bluestein's three tables
+_chirp_tables = {}  # Bluestein's tables, the four-step twiddles and the c2r weights
 _max_lengths = {}  # device index -> the longest length the kernel takes
 _RESET_ERROR = "was lost when torch_mimic.reset_device"
 
@@ -45,14 +48,19 @@ def _convolution_length(n):
     return 1 << (2 * n - 2).bit_length()
 
 
-def _fits(device, n):
-    """Whether the device computes a length-n transform (directly or by Bluestein)."""
+def _max_length(device):
     index = _index(device)
     if index not in _max_lengths:
         _max_lengths[index] = _ops.fft_max_length(index)
+    return _max_lengths[index]
+
+
+def _fits(device, n):
+    """Whether the device computes a length-n transform (directly, in four steps or by
+    Bluestein)."""
     if n < 1:
         return False
-    return (n if _power_of_two(n) else _convolution_length(n)) <= _max_lengths[index]
+    return (n if _power_of_two(n) else _convolution_length(n)) <= _max_length(device) ** 2
 
 
 def _twiddles(device, n, forward):
@@ -114,7 +122,7 @@ def _bluestein_tables(device, n, forward, scale, weighted):
             weights[0] = 1.0
             if n % 2 == 0:
                 weights[n // 2] = 1.0
-            inward = chirp * weights
+            inward = chirp * weights  # rows n/2 + 1 on are never read
         tables = tuple(t.to(torch.complex64).to(device)
                        for t in (inward, spectrum, chirp * scale))
         _chirp_tables[key] = tables
@@ -122,7 +130,57 @@ def _bluestein_tables(device, n, forward, scale, weighted):
 
 
 def _along(table, dim, rank):
-    return table.view([table.shape[0]] + [1] * (rank - 1 - dim))
+    return table.view(list(table.shape) + [1] * (rank - table.dim() - dim))
+
+
+def _cached(key, make):
+    table = _chirp_tables.get(key)
+    if table is None:
+        table = _chirp_tables[key] = make()
+    return table
+
+
+def _four_step_twiddles(device, n1, n2, forward):
+    """w_n^(k1 * j2) as [n1][n2] complex64, n = n1 * n2 (k1 * j2 reduced mod n in integers)."""
+    def make():
+        n = n1 * n2
+        exponent = torch.arange(n1).view(n1, 1) * torch.arange(n2).view(1, n2) % n
+        angle = exponent.to(torch.float64) * ((-2.0 if forward else 2.0) * math.pi / n)
+        return torch.polar(torch.ones_like(angle), angle).to(_C64).to(device)
+
+    return _cached(("four-step", _index(device), n1, n2, forward), make)
+
+
+def _power_of_two_transform(out, source, dim, n, forward, scale):
+    """The length-n complex transform along dim, n a power of two: one kernel launch when n
+    fits, else the four steps (their transforms as long as fits, then what remains)."""
+    limit = _max_length(out.device)
+    if n <= limit:
+        _kernel(out, source, dim, n, forward, scale)
+        return
+    n1 = limit
+    n2 = n // n1
+    shape = list(source.shape)
+    split = shape[:dim] + [n1, n2] + shape[dim + 1:]
+    columns = torch.empty(split, dtype=_C64, device=out.device)
+    _power_of_two_transform(columns, source.reshape(split), dim, n1, forward, 1.0)
+    columns.mul_(_along(_four_step_twiddles(out.device, n1, n2, forward), dim, len(split)))
+    _power_of_two_transform(columns, columns, dim + 1, n2, forward, scale)
+    # X[k1 + n1 * k2] is columns[k1][k2]: out viewed as [n2][n1] takes it transposed.
+    out.unflatten(dim, (n2, n1)).copy_(columns.transpose(dim, dim + 1))
+
+
+def _weights(device, rows, n):
+    """The c2r weights of a one-sided spectrum's rows: 1 for rows 0 and n/2, 2 for the others
+    (the conjugate rows they stand for), as complex64."""
+    def make():
+        weights = torch.full((rows,), 2.0, dtype=torch.float64)
+        weights[0] = 1.0
+        if n % 2 == 0:
+            weights[n // 2] = 1.0
+        return weights.to(_C64).to(device)
+
+    return _cached(("weights", _index(device), rows, n), make)
 
 
 def _bluestein(source, dim, n, forward, scale, weighted=False):
@@ -136,10 +194,32 @@ def _bluestein(source, dim, n, forward, scale, weighted=False):
     shape[dim] = m
     work = torch.zeros(shape, dtype=_C64, device=source.device)
     work.narrow(dim, 0, rows).copy_(source * _along(inward[:rows], dim, rank))
-    _kernel(work, work, dim, m, True, 1.0)
+    _power_of_two_transform(work, work, dim, m, True, 1.0)
     work.mul_(_along(spectrum, dim, rank))
-    _kernel(work, work, dim, m, False, 1.0)
+    _power_of_two_transform(work, work, dim, m, False, 1.0)
     return work.narrow(dim, 0, n) * _along(outward, dim, rank)
+
+
+def _full_transform(source, dim, n, forward, scale, weighted=False):
+    """The length-n complex transform along dim of complex64 ``source`` (whose rows past its
+    own are zeros; times the c2r weights when ``weighted``), times scale, as a new tensor."""
+    if not _power_of_two(n):
+        return _bluestein(source, dim, n, forward, scale, weighted)
+    rows = source.shape[dim]
+    shape = list(source.shape)
+    shape[dim] = n
+    if rows < n or weighted:
+        padded = torch.zeros(shape, dtype=_C64, device=source.device)
+        rows_of = padded.narrow(dim, 0, rows)
+        if weighted:
+            torch.mul(source, _along(_weights(source.device, rows, n), dim, source.dim()),
+                      out=rows_of)
+        else:
+            rows_of.copy_(source)
+        source = padded
+    out = torch.empty(shape, dtype=_C64, device=source.device)
+    _power_of_two_transform(out, source, dim, n, forward, scale)
+    return out
 
 
 def _transform(out, source, dim, n, forward, normalization):
@@ -147,7 +227,7 @@ def _transform(out, source, dim, n, forward, normalization):
     source itself)."""
     scale = _scale(normalization, n)
     if _power_of_two(n):
-        _kernel(out, source, dim, n, forward, scale)
+        _power_of_two_transform(out, source, dim, n, forward, scale)
     else:
         out.copy_(_bluestein(source, dim, n, forward, scale))
 
@@ -170,7 +250,7 @@ def _require(self, dtype, dims, lengths):
     if self.dtype != dtype or self.is_neg():
         raise Unsupported()  # complex128, float64: the fallback computes them
     if any(not _fits(self.device, n) for n in lengths):
-        raise Unsupported()  # not a power of two, or too long for one workgroup
+        raise Unsupported()  # longer than the four steps reach
 
 
 def _c2c_into(out, self, dims, normalization, forward):
@@ -230,10 +310,10 @@ def _r2c(self, dim, normalization, onesided, out=None):
         prepare_out(out, shape, _C64)
     if self.numel() == 0:
         return out
-    if _power_of_two(n):
+    if _power_of_two(n) and n <= _max_length(self.device):
         _kernel(out, self, last, n, True, _scale(normalization, n))
     else:
-        full = _bluestein(_as_complex(self), last, n, True, _scale(normalization, n))
+        full = _full_transform(_as_complex(self), last, n, True, _scale(normalization, n))
         out.copy_(full.narrow(last, 0, shape[last]))
     return _c2c_into(out, out, dims[:-1], normalization, True)
 
@@ -276,12 +356,12 @@ def _c2r(self, dim, normalization, last_dim_size, out=None):
         partial = torch.empty(spectrum.shape, dtype=_C64, device=self.device)
         spectrum = _c2c_into(partial, spectrum, dims[:-1], normalization, forward)
     n = last_dim_size
-    if _power_of_two(n):
+    if _power_of_two(n) and n <= _max_length(self.device):
         _kernel(out, spectrum, last, n, forward, _scale(normalization, n))
     else:
         # Re(sum over all n rows) = Re(sum over the one-sided rows, each but row 0 and row n/2
         # counted twice): the rows past them are the conjugates of rows n/2 - 1 .. 1.
-        full = _bluestein(spectrum, last, n, forward, _scale(normalization, n), weighted=True)
+        full = _full_transform(spectrum, last, n, forward, _scale(normalization, n), weighted=True)
         out.copy_(torch.view_as_real(full).select(-1, 0))
     return out
 
