@@ -137,6 +137,23 @@ def test_binary_math_over_dtypes_and_broadcasts(device, fallbacks, dtype, fn):
     assert not fallbacks()
 
 
+@pytest.mark.parametrize("dtype, width", [(torch.int64, 64), (torch.int32, 32), (torch.uint8, 8)])
+@pytest.mark.parametrize("fn", [torch.bitwise_left_shift, torch.bitwise_right_shift])
+def test_bitwise_shifts_as_the_cpus_scalar_loop(device, fallbacks, dtype, width, fn):
+    generator = torch.Generator().manual_seed(3)
+    low, high = (0, 256) if dtype == torch.uint8 else (-2 ** (width - 2), 2 ** (width - 2))
+    a = torch.randint(low, high, (200,), generator=generator, dtype=torch.int64).to(dtype)
+    a[:4] = torch.tensor([0, 1, 255 if dtype == torch.uint8 else -1, 7]).to(dtype)
+    counts = (0, 255) if dtype == torch.uint8 else (-70, 70)  # beyond the width too
+    b = torch.randint(*counts, (200,), generator=generator).to(dtype)
+    # The CPU's scalar loop, one element at a time, defines out-of-range counts (x86 masks them).
+    expected = torch.stack([fn(x, y) for x, y in zip(a, b)])
+    assert torch.equal(fn(a.to(device), b.to(device)).cpu(), expected)
+    assert not fallbacks()
+    with pytest.raises(RuntimeError, match="not implemented for 'Float'"):
+        fn(torch.ones(2, device=device), torch.ones(2, device=device))
+
+
 def test_binary_math_out_and_in_place(device):
     a, b = torch.randn(3, 4), torch.randn(4)
     for name in ("atan2", "copysign", "xlogy", "heaviside"):

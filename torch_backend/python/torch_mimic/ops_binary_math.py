@@ -1,6 +1,7 @@
 """Binary pointwise math that the op table (torch_backend/aten/op_table.cpp) does not hold, for
-every dtype the device computes in: atan2, copysign, fmax/fmin, heaviside, xlogy and
-special_xlog1py as elementwise programs with PyTorch's type promotion, and rsub, hardtanh (with
+every dtype the device computes in: atan2, copysign, fmax/fmin, heaviside, xlogy,
+special_xlog1py and the integer bitwise shifts as elementwise programs with PyTorch's type
+promotion, and rsub, hardtanh (with
 its backward) and floor_divide of floats as the device's own sub, clamp and floor division with
 the checks of PyTorch's CPU kernels. Half types compute in float32 and round once; float64,
 int8/int16 and complex operands take the counted CPU fallback (launch raises Unsupported)."""
@@ -284,3 +285,62 @@ def floor_divide_out(self, other, *, out):
 def floor_divide_(self, other):
     _floor_operands(self, other)
     return self.div_(other, rounding_mode="floor")
+
+
+# --- bitwise shifts of int32, int64 and uint8 -------------------------------------------------
+# PyTorch's CPU kernel shifts with C's << and >> on x86: the count is taken modulo the width the
+# shift runs in (64 for int64; 32 for int32, and for uint8, which C promotes to int before
+# shifting and truncates after). A left shift is a wrapping multiply by 2^count; a right shift a
+# floor division by it (2^63 wraps negative: int64's count 63 gives the sign fill).
+
+
+def _shift_program(dtype, left):
+    mask = 63 if dtype == torch.int64 else 31
+    count = f"{{1}} {mask} and"
+    if dtype == torch.uint8:
+        value = f"{{0}} 2 {count} pow {'mul' if left else 'div'}"
+        return f"{count} 8 ge 0 {value} where"
+    if left:
+        return f"{{0}} 2 {count} pow mul"
+    power = f"2 {count} pow"
+    floor = f"{{0}} {power} div {{0}} {power} rem 0 ne {{0}} 0 lt and 1 0 where sub"
+    return f"{count} {mask} eq {{0}} 0 lt -1 0 where {floor} where"
+
+
+def _shift(kernel, left, self, other, out=None, inplace=None):
+    dtype = _promoted(self, other, False)
+    if dtype not in (torch.int64, torch.int32, torch.uint8):
+        if dtype in (torch.int8, torch.int16):
+            raise Unsupported()  # stored only: the CPU fallback shifts them
+        raise _not_implemented(kernel, dtype)
+    return _run(_shift_program(dtype, left), [self, other], dtype, dtype, out=out, inplace=inplace)
+
+
+@impl("bitwise_left_shift.Tensor")
+def bitwise_left_shift(self, other):
+    return _shift("lshift_cpu", True, self, other)
+
+
+@impl("bitwise_left_shift.Tensor_out")
+def bitwise_left_shift_out(self, other, *, out):
+    return _shift("lshift_cpu", True, self, other, out=out)
+
+
+@impl("bitwise_left_shift_.Tensor")
+def bitwise_left_shift_(self, other):
+    return _shift("lshift_cpu", True, self, other, inplace=self)
+
+
+@impl("bitwise_right_shift.Tensor")
+def bitwise_right_shift(self, other):
+    return _shift("rshift_cpu", False, self, other)
+
+
+@impl("bitwise_right_shift.Tensor_out")
+def bitwise_right_shift_out(self, other, *, out):
+    return _shift("rshift_cpu", False, self, other, out=out)
+
+
+@impl("bitwise_right_shift_.Tensor")
+def bitwise_right_shift_(self, other):
+    return _shift("rshift_cpu", False, self, other, inplace=self)
