@@ -1,8 +1,8 @@
 """torch.fft on the device (torch_mimic/ops_fft.py over torch_backend/ops/fft.h) against a
 complex128 reference on the CPU: fft/ifft, rfft/irfft, hfft/ihfft, fft2/fftn/rfftn/irfftn, every
 norm, sizes 1 to 1024, batched, every dim, non-contiguous inputs, out=, backward through
-autograd, other lengths (Bluestein's algorithm over the power-of-two kernel), and the lengths
-too long for the device, which stay on the CPU fallback.
+autograd, other lengths (Bluestein's algorithm over the power-of-two kernel), lengths past one
+workgroup's scratchpad (the four-step FFT), and complex128 (the CPU fallback).
 
 Bound: a radix-2 FFT of length N = prod of the transformed lengths, in float32 with twiddles
 accurate to u, is within log2(N) * eta * ||y||_2 of the exact transform y in the 2-norm, with

@@ -72,6 +72,13 @@ def _twiddles(device, n, forward):
     return table
 
 
+def _cached(key, make):
+    table = _chirp_tables.get(key)
+    if table is None:
+        table = _chirp_tables[key] = make()
+    return table
+
+
 def _scale(normalization, n):
     """fft_norm_mode: 0 none, 1 by 1/sqrt(n), 2 by 1/n."""
     return (1.0, 1.0 / math.sqrt(n), 1.0 / n)[normalization]
@@ -100,13 +107,21 @@ def _tables_survive_resets(kernel):
     return run
 
 
+def _c2r_weights(rows, n):
+    """The weights of a one-sided spectrum's rows in a real inverse transform of length n: 1
+    for rows 0 and n/2, 2 for the others (each stands for its conjugate row too)."""
+    weights = torch.full((rows,), 2.0, dtype=torch.float64)
+    weights[0] = 1.0
+    if n % 2 == 0:
+        weights[n // 2] = 1.0
+    return weights
+
+
 def _bluestein_tables(device, n, forward, scale, weighted):
     """complex64 on the device: the chirp the input is multiplied by (times the c2r weights
-    1, 2, ..., 2, 1 of a one-sided spectrum's rows when ``weighted``), the spectrum of the
-    zero-padded conj(chirp) divided by m, and the chirp times ``scale`` for the output."""
-    key = (_index(device), n, forward, scale, weighted)
-    tables = _chirp_tables.get(key)
-    if tables is None:
+    of a one-sided spectrum's rows when ``weighted``), the spectrum of the zero-padded
+    conj(chirp) divided by m, and the chirp times ``scale`` for the output."""
+    def make():
         m = _convolution_length(n)
         sign = -1.0 if forward else 1.0
         k = torch.arange(n, dtype=torch.int64)
@@ -118,26 +133,15 @@ def _bluestein_tables(device, n, forward, scale, weighted):
         spectrum = torch.fft.fft(padded) / m
         inward = chirp
         if weighted:
-            weights = torch.full((n,), 2.0, dtype=torch.float64)
-            weights[0] = 1.0
-            if n % 2 == 0:
-                weights[n // 2] = 1.0
-            inward = chirp * weights  # rows n/2 + 1 on are never read
-        tables = tuple(t.to(torch.complex64).to(device)
-                       for t in (inward, spectrum, chirp * scale))
-        _chirp_tables[key] = tables
-    return tables
+            rows = n // 2 + 1
+            inward = chirp[:rows] * _c2r_weights(rows, n)
+        return tuple(t.to(_C64).to(device) for t in (inward, spectrum, chirp * scale))
+
+    return _cached(("bluestein", _index(device), n, forward, scale, weighted), make)
 
 
 def _along(table, dim, rank):
     return table.view(list(table.shape) + [1] * (rank - table.dim() - dim))
-
-
-def _cached(key, make):
-    table = _chirp_tables.get(key)
-    if table is None:
-        table = _chirp_tables[key] = make()
-    return table
 
 
 def _four_step_twiddles(device, n1, n2, forward):
@@ -171,14 +175,8 @@ def _power_of_two_transform(out, source, dim, n, forward, scale):
 
 
 def _weights(device, rows, n):
-    """The c2r weights of a one-sided spectrum's rows: 1 for rows 0 and n/2, 2 for the others
-    (the conjugate rows they stand for), as complex64."""
     def make():
-        weights = torch.full((rows,), 2.0, dtype=torch.float64)
-        weights[0] = 1.0
-        if n % 2 == 0:
-            weights[n // 2] = 1.0
-        return weights.to(_C64).to(device)
+        return _c2r_weights(rows, n).to(_C64).to(device)
 
     return _cached(("weights", _index(device), rows, n), make)
 
