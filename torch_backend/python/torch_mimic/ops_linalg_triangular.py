@@ -4,8 +4,9 @@ A solve is blocked like LAPACK's trsm: inside a panel of ``PANEL`` rows, one row
 (a divide by the diagonal, then a rank-1 update of the panel's remaining rows, each one launch
 for the whole batch); below the panel, one batched GEMM (baddbmm) subtracts the panel's
 contribution from every remaining row. Upper-triangular systems run the same steps from the
-last row up. Only float32 computes here: PyTorch's CPU kernels have no half-precision linalg,
-and float64 and complex stay on the counted fallback."""
+last row up. float32 and complex64 (whose updates are the device's complex mul and bmm) compute
+here: PyTorch's CPU kernels have no half-precision linalg, and float64 and complex128 stay on the
+counted fallback."""
 import math
 import warnings
 
@@ -25,6 +26,13 @@ def require_float32(*tensors):
     for t in tensors:
         if t.dtype != F32:
             raise Unsupported()
+
+
+def require_solvable(*tensors):
+    """As require_float32, but the triangular solves also take complex64 (all tensors alike)."""
+    if tensors[0].dtype == torch.complex64 and all(t.dtype == torch.complex64 for t in tensors):
+        return
+    require_float32(*tensors)
 
 
 def flat(t, dims=2):
@@ -53,6 +61,8 @@ def solve_lower_upper_(a, b, upper, unit):
     if upper:
         panels.reverse()
     diagonal = a.diagonal(dim1=-2, dim2=-1).unsqueeze(-1)
+    # complex64 updates with the device's complex mul, sub and bmm (pairs of float32).
+    complex_ = b.dtype == torch.complex64
     for start, end in panels:
         rows = range(end - 1, start - 1, -1) if upper else range(start, end)
         for j in rows:
@@ -61,10 +71,16 @@ def solve_lower_upper_(a, b, upper, unit):
                 x.div_(diagonal[:, j:j + 1])
             low, high = (start, j) if upper else (j + 1, end)
             if high > low:
-                b[:, low:high, :].addcmul_(a[:, low:high, j:j + 1], x, value=-1)
+                if complex_:
+                    b[:, low:high, :].sub_(a[:, low:high, j:j + 1] * x)
+                else:
+                    b[:, low:high, :].addcmul_(a[:, low:high, j:j + 1], x, value=-1)
         low, high = (0, start) if upper else (end, n)
         if high > low:
-            b[:, low:high, :].baddbmm_(a[:, low:high, start:end], b[:, start:end, :], alpha=-1)
+            if complex_:
+                b[:, low:high, :].sub_(torch.bmm(a[:, low:high, start:end], b[:, start:end, :]))
+            else:
+                b[:, low:high, :].baddbmm_(a[:, low:high, start:end], b[:, start:end, :], alpha=-1)
     return b
 
 
@@ -137,21 +153,21 @@ def _check_solve_triangular(a, b, left):
 
 @impl("linalg_solve_triangular")
 def linalg_solve_triangular(self, B, *, upper, left=True, unitriangular=False):
-    require_float32(self, B)
+    require_solvable(self, B)
     _check_solve_triangular(self, B, left)
     return solve_triangular(self, B, upper, left, unitriangular)
 
 
 @impl("linalg_solve_triangular.out")
 def linalg_solve_triangular_out(self, B, *, upper, left=True, unitriangular=False, out):
-    require_float32(self, B, out)
+    require_solvable(self, B, out)
     _check_solve_triangular(self, B, left)
     return write_out(out, solve_triangular(self, B, upper, left, unitriangular))
 
 
 def _triangular_solve(B, A, upper, transpose, unitriangular):
     """The deprecated torch.triangular_solve: the solution and a copy of A, both broadcast."""
-    require_float32(B, A)
+    require_solvable(B, A)
     shapes = torch.ops.aten.triangular_solve(meta(B), meta(A), upper, transpose, unitriangular)
     a = A.mT if transpose else A
     x = solve_triangular(a, B, upper != transpose, True, unitriangular)
@@ -166,6 +182,6 @@ def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
 
 @impl("triangular_solve.X")
 def triangular_solve_out(self, A, upper=True, transpose=False, unitriangular=False, *, X, M):
-    require_float32(X, M)
+    require_solvable(X, M)
     results = _triangular_solve(self, A, upper, transpose, unitriangular)
     return tuple(write_out(o, r) for o, r in zip((X, M), results))
