@@ -10,6 +10,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
 import pytorch_tests  # noqa: E402
+import update_known_failures  # noqa: E402
 
 GENERATED = textwrap.dedent("""\
     import os
@@ -182,3 +183,31 @@ def test_causes_group_by_normalised_first_line():
 def test_missing_files_name_the_fetch_script(tmp_path):
     with pytest.raises(pytorch_tests.Missing, match="scripts/fetch_pytorch_tests.sh"):
         pytorch_tests.test_dir(str(tmp_path))
+
+
+def _row(test, outcome, message=""):
+    return {"test": test, "mimic_failure": outcome in pytorch_tests.FAILED,
+            "mimic": {"outcome": outcome, "message": message}}
+
+
+def test_update_known_failures_merges_measured_reports(tmp_path):
+    known = {"test_x.py::T::test_fixed": "AssertionError: old",
+             "test_x.py::T::test_not_run": "ValueError: still listed",
+             "test_x.py::T::test_annotated": "RuntimeError: bad 3 (why: a hand-written cause)",
+             "test_x.py::T::test_changed": "RuntimeError: old cause"}
+    report = {"files": {"test_x": {}}, "tests": [
+        _row("test_x.py::T::test_fixed", "passed"),
+        _row("test_x.py::T::test_new", "failed", "TypeError: new 1"),
+        _row("test_x.py::T::test_annotated", "failed", "RuntimeError: bad 4"),
+        _row("test_x.py::T::test_changed", "hang", "hang: ran past the 60 s watchdog"),
+        _row("test_x.py::T::test_skipped", "skipped", "Only runs on cuda")]}
+    entries, added, removed = update_known_failures.merge(known, [report])
+    assert added == ["test_x.py::T::test_new"] and removed == ["test_x.py::T::test_fixed"]
+    assert entries == {"test_x.py::T::test_not_run": "ValueError: still listed",
+                       "test_x.py::T::test_annotated": "RuntimeError: bad 3 (why: a hand-written cause)",
+                       "test_x.py::T::test_changed": "hang: ran past the 60 s watchdog",
+                       "test_x.py::T::test_new": "TypeError: new 1"}
+    path = tmp_path / "known.txt"
+    path.write_text(update_known_failures.render(entries, {"test_torch": "-k float32"}))
+    assert pytorch_tests.read_known_failures(str(path)) == entries
+    assert update_known_failures.read_scope(str(path)) == {"test_torch": "-k float32"}
