@@ -7,6 +7,7 @@ scatter with that index over the whole row, the scaling and the rank-1 update of
 launch each for the whole batch), then the panel's rows to the right by a unit-lower triangular
 solve and the trailing matrix by one batched GEMM. No value comes back to the host. Pivots are
 LAPACK's 1-based int32 row interchanges; ``info`` is the first zero of U's diagonal, 1-based.
+lu_solve and lu_unpack also take complex64 (the factorisation itself is float32 only).
 
 Argument checks and output shapes come from PyTorch's own meta functions (the call on meta
 tensors raises the CPU's errors), so that the errors are the same as on the CPU."""
@@ -16,7 +17,7 @@ import torch
 
 from ._lib import Unsupported, impl
 from .ops_linalg_triangular import (F32, PANEL, batched, flat, identity_like, like_meta, meta, require_float32,
-                                    solve_lower_upper_, write_out)
+                                    require_solvable, solve_lower_upper_, write_out)
 
 _aten = torch.ops.aten
 
@@ -79,11 +80,16 @@ def permutation(pivots, m):
     return perm
 
 
+def _adjoint(t):
+    """t^H in memory (t^T for real dtypes)."""
+    return t.mT.conj().resolve_conj() if t.is_complex() else t.mT
+
+
 def lu_solve(lu, pivots, b, left, adjoint):
-    """X with A X = B (or A^T X = B with ``adjoint``; X A = B without ``left``), A = P L U given
+    """X with A X = B (or A^H X = B with ``adjoint``; X A = B without ``left``), A = P L U given
     by ``lu`` [*, n, n] and ``pivots``; batch dimensions broadcast. Returns [batch..., n, k]."""
     if not left:
-        return lu_solve(lu, pivots, b.mT, True, not adjoint).mT
+        return _adjoint(lu_solve(lu, pivots, _adjoint(b), True, not adjoint))
     batch = torch.broadcast_shapes(lu.shape[:-2], b.shape[:-2])
     n, k = b.shape[-2], b.shape[-1]
     a = flat(lu.expand(*batch, n, n))
@@ -91,8 +97,9 @@ def lu_solve(lu, pivots, b, left, adjoint):
     x = batched(b.expand(*batch, n, k))
     rows = permutation(piv, n).unsqueeze(-1).expand(-1, n, k)
     if adjoint:
-        solve_lower_upper_(a.mT, x, upper=False, unit=False)
-        solve_lower_upper_(a.mT, x, upper=True, unit=True)
+        a = _adjoint(a)
+        solve_lower_upper_(a, x, upper=False, unit=False)
+        solve_lower_upper_(a, x, upper=True, unit=True)
         x = torch.empty_like(x).scatter_(1, rows, x)
     else:
         x = x.gather(1, rows)
@@ -139,7 +146,7 @@ def linalg_lu_factor_ex_out(A, *, pivot=True, check_errors=False, LU, pivots, in
 
 
 def _lu_solve(LU, pivots, B, left, adjoint):
-    require_float32(LU, B)
+    require_solvable(LU, B)
     if pivots.dtype != torch.int32:
         raise Unsupported()
     shape = _aten.linalg_lu_solve(meta(LU), meta(pivots), meta(B), left=left, adjoint=adjoint)
@@ -153,12 +160,12 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 
 @impl("linalg_lu_solve.out")
 def linalg_lu_solve_out(LU, pivots, B, *, left=True, adjoint=False, out):
-    require_float32(out)
+    require_solvable(out)
     return write_out(out, _lu_solve(LU, pivots, B, left, adjoint))
 
 
 def _lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots):
-    require_float32(LU_data)
+    require_solvable(LU_data)
     if LU_pivots.dtype != torch.int32:
         raise Unsupported()
     shapes = _aten.lu_unpack(meta(LU_data), meta(LU_pivots), unpack_data, unpack_pivots)
@@ -173,8 +180,8 @@ def _lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots):
     if unpack_pivots and P.numel():
         batch = LU_pivots.shape[:-1]
         perm = permutation(flat(LU_pivots, 1), m)
-        ones = torch.ones(perm.shape[0], 1, m, dtype=F32, device=device)
-        P.copy_(torch.zeros(perm.shape[0], m, m, dtype=F32, device=device)
+        ones = torch.ones(perm.shape[0], 1, m, dtype=P.dtype, device=device)
+        P.copy_(torch.zeros(perm.shape[0], m, m, dtype=P.dtype, device=device)
                 .scatter_(1, perm.unsqueeze(1), ones).reshape(*batch, m, m))
     return P, L, U
 
@@ -186,7 +193,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 @impl("lu_unpack.out")
 def lu_unpack_out(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, P, L, U):
-    require_float32(P, L, U)
+    require_solvable(P, L, U)
     results = _lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
     return tuple(write_out(o, r) for o, r in zip((P, L, U), results))
 
