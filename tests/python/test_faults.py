@@ -74,6 +74,74 @@ def test_reset_device_recovers_from_a_sticky_error(faults, code):
     assert done.returncode == 0 and "recovered" in done.stdout, done.stderr
 
 
+STALE = """
+import torch, torch_mimic
+dev = torch.device("privateuseone", 0)
+x = torch.ones(8, device=dev)
+torch_mimic.reset_device()
+for name, use in (("kernel", lambda: x + 1), ("download", lambda: x.cpu()),
+                  ("upload", lambda: x.copy_(torch.zeros(8)))):
+    try:
+        use()
+        print(name, "ran")
+    except RuntimeError as error:
+        print(name, "->", str(error).splitlines()[0])
+print("after:", (torch.ones(8, device=dev) + 1).tolist())
+"""
+
+
+def test_a_tensor_made_before_reset_device_raises_naming_the_reset():
+    # Its memory is gone: before, `x + 1` silently read whatever the reset left (zeros).
+    done = run_with_faults("", STALE)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    message = ("mimic: this tensor's memory on device 0 was lost when torch_mimic.reset_device(0)"
+               " reset the device (reset 1 of this process came after the tensor was made); "
+               "make the tensor again after the reset")
+    for name, line in zip(("kernel", "download", "upload"), lines):
+        assert line.startswith(f"{name} -> {message}"), line
+    assert lines[3] == "after: " + str([2.0] * 8)  # tensors made after the reset work
+
+
+def test_more_than_the_device_holds_is_out_of_memory():
+    program = """
+import torch, torch_mimic
+try:
+    torch.empty(2 * torch_mimic.get_device_properties(0).total_memory, dtype=torch.uint8,
+                device="privateuseone")
+except torch.cuda.OutOfMemoryError as e:
+    print("OOM:", e)
+"""
+    env = dict(os.environ, MIMIC_PRESET="tiny", MIMIC_FALLBACK="silent")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("OOM: mimic out of memory. Tried to allocate 128.00 MiB on "
+                                  "device 0 (total capacity 64.00 MiB"), done.stdout
+
+
+def test_more_devices_than_the_limit_is_one_clear_error():
+    # The backend holds per-device state for MIMIC_MAX_DEVICES (64) devices; 65 used to fail
+    # deep inside it (IndexError: array::at). Now mimicInit refuses the count.
+    program = """
+import torch, torch_mimic
+print(torch_mimic.device_count())
+try:
+    torch.ones(2, device="privateuseone")
+except RuntimeError as error:
+    print(str(error).splitlines()[0])
+"""
+    env = dict(os.environ, MIMIC_PRESET="tiny", MIMIC_NUM_DEVICES="65", MIMIC_FALLBACK="silent")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    count, message = done.stdout.splitlines()
+    assert count == "0"
+    assert message == ("mimic: the simulated system could not start: "
+                       "MIMIC_ERROR_INVALID_CONFIG_VALUE: mimicInit: field 'system.num_devices' "
+                       "is 65, above the limit of 64 devices (MIMIC_MAX_DEVICES)"), message
+
+
 def test_injected_oom_is_an_out_of_memory_error():
     program = """
 import torch, torch_mimic

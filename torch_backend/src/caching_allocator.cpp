@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -18,7 +19,7 @@ namespace mimic::torch_backend {
 namespace {
 
 constexpr size_t kRounding = 512;
-constexpr int kMaxDevices = 64;
+constexpr int kMaxDevices = MIMIC_MAX_DEVICES;
 // Freed tensors' bytes while the sanitizer's memory tools are on: NaN as float, -1 as integers.
 constexpr uint8_t kPoison = 0xFF;
 
@@ -100,7 +101,7 @@ class State {
 
   void release(Block* block) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (block->generation != generations_.at(block->device)) {
+    if (block->generation != generation(block->device)) {
       delete block;  // a device reset took its memory already
       return;
     }
@@ -157,11 +158,15 @@ class State {
       delete it->block;
       it = pending_.erase(it);
     }
-    ++generations_.at(device);
+    generations_.at(device).fetch_add(1, std::memory_order_acq_rel);
     AllocatorStats& s = stats_.at(device);
     s.allocatedBytes = 0;
     s.reservedBytes = 0;
     MIMIC_TORCH_CHECK(mimicDeviceReset(device));
+  }
+
+  uint64_t generation(int device) const {
+    return generations_.at(device).load(std::memory_order_acquire);
   }
 
   AllocatorStats stats(int device) {
@@ -217,8 +222,7 @@ class State {
       releaseCache(device);
       result = mimicMemAlloc(device, size, &ptr);
     }
-    // A request above the device's capacity is out of memory too, for PyTorch's purposes.
-    if (result == MIMIC_ERROR_OUT_OF_MEMORY || result == MIMIC_ERROR_INVALID_SIZE) {
+    if (result == MIMIC_ERROR_OUT_OF_MEMORY) {
       ++stats_.at(device).outOfMemory;
       throwOutOfMemory(device, requested);
     }
@@ -227,7 +231,7 @@ class State {
     ++s.driverAllocations;
     s.reservedBytes += size;
     s.peakReservedBytes = std::max(s.peakReservedBytes, s.reservedBytes);
-    return new Block{ptr, size, 0, device, generations_.at(device), stream, {}};
+    return new Block{ptr, size, 0, device, generation(device), stream, {}};
   }
 
   void freeToDriver(Block* block) {
@@ -323,7 +327,8 @@ class State {
   std::set<Key> cache_;
   std::vector<PendingFree> pending_;
   std::array<AllocatorStats, kMaxDevices> stats_{};
-  std::array<uint64_t, kMaxDevices> generations_{};
+  // Atomic so that the check of every kernel's tensors reads them without the lock.
+  std::array<std::atomic<uint64_t>, kMaxDevices> generations_{};
 };
 
 State& state() {
@@ -365,6 +370,16 @@ void CachingAllocator::emptyCache() const {
 
 void CachingAllocator::resetDevice(int device) const {
   state().resetDevice(device);
+}
+void CachingAllocator::requireCurrentGeneration(const c10::DataPtr& data) const {
+  const Block* block = blockOf(data);
+  if (!block) return;
+  const uint64_t resets = state().generation(block->device);
+  TORCH_CHECK(block->generation == resets, "mimic: this tensor's memory on device ", block->device,
+              " was lost when torch_mimic.reset_device(", block->device,
+              ") reset the device (reset ", resets,
+              " of this process came after the tensor was made); make the tensor again after "
+              "the reset");
 }
 AllocatorStats CachingAllocator::stats(int device) const {
   return state().stats(device);

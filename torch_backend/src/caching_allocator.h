@@ -42,6 +42,10 @@ class CachingAllocator final : public c10::Allocator {
   // Resets the device after a sticky error (mimicDeviceReset): its memory is gone, so tensors
   // made before are lost; the allocator starts afresh there.
   void resetDevice(int device) const;
+  // Throws c10::Error naming the reset when `data` was allocated before the last resetDevice of
+  // its device (its memory is gone; a kernel would read whatever is there now). Every block
+  // carries the generation of its device, so this is one comparison.
+  void requireCurrentGeneration(const c10::DataPtr& data) const;
   AllocatorStats stats(int device) const;
   void resetPeakStats(int device) const;
   std::string summary(int device) const;

@@ -114,6 +114,8 @@ void copyResolvingOnHost(const at::Tensor& dst, const at::Tensor& src) {
 
 void copyTensor(const at::Tensor& dst, const at::Tensor& src, bool nonBlocking) {
   if (dst.numel() == 0) return;
+  if (isDevice(dst)) requireNotReset(dst);
+  if (isDevice(src)) requireNotReset(src);
   if (isDevice(src) && (src.is_conj() || src.is_neg())) {
     copyResolvingOnHost(dst, src);
     return;

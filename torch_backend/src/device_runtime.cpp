@@ -10,7 +10,7 @@
 namespace mimic::torch_backend {
 namespace {
 
-constexpr int kMaxDevices = 64;
+constexpr int kMaxDevices = MIMIC_MAX_DEVICES;
 
 std::once_flag initOnce;
 mimicResult initResult = MIMIC_SUCCESS;

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "torch_backend/src/caching_allocator.h"
 #include "torch_backend/src/device_runtime.h"
 
 namespace mimic::torch_backend {
@@ -37,9 +38,15 @@ bool deviceComputes(at::ScalarType type) {
   return isaDTypeOf(type, &ignored);
 }
 
+void requireNotReset(const at::Tensor& tensor) {
+  if (tensor.has_storage())
+    cachingAllocator().requireCurrentGeneration(tensor.storage().data_ptr());
+}
+
 namespace {
 
 ops::TensorView baseView(const at::Tensor& tensor, isa::DType dtype) {
+  requireNotReset(tensor);
   ops::TensorView view;
   view.data = tensor.data_ptr();
   view.dtype = dtype;
@@ -89,6 +96,7 @@ ops::LaunchContext launchContextOf(const at::Tensor& tensor) {
 }
 
 ops::TensorView complexPartOf(const at::Tensor& tensor, int part) {
+  requireNotReset(tensor);
   ops::TensorView view;
   view.data = static_cast<char*>(tensor.data_ptr()) + part * sizeof(float);
   view.dtype = isa::DType::F32;

@@ -16,7 +16,11 @@ namespace mimic::torch_backend {
 bool isaDTypeOf(at::ScalarType type, isa::DType* out);
 // Whether the device computes in `type` (isaDTypeOf has an ISA type for it).
 bool deviceComputes(at::ScalarType type);
-// A view of a mimic tensor for the op kernels. Throws c10::Error for a dtype without ISA type.
+// Throws c10::Error naming the reset when the tensor's memory was made before
+// torch_mimic.reset_device() reset its device.
+void requireNotReset(const at::Tensor& tensor);
+// A view of a mimic tensor for the op kernels. Throws c10::Error for a dtype without ISA type,
+// or for a tensor made before a reset of its device.
 ops::TensorView viewOf(const at::Tensor& tensor);
 // A view that moves the tensor's bytes unchanged, whatever its dtype: elements become words
 // of an integer type of their size (or several words, for 16-byte complex elements).
@@ -26,7 +30,8 @@ ops::TensorView rawViewOf(const at::Tensor& tensor);
 ops::ScalarArg scalarArgOf(const c10::Scalar& scalar);
 // The tensor's device and the queue of that device's current stream.
 ops::LaunchContext launchContextOf(const at::Tensor& tensor);
-// The float32 view of part `part` (0: real, 1: imaginary) of a complex64 tensor.
+// The float32 view of part `part` (0: real, 1: imaginary) of a complex64 tensor (checked as
+// viewOf checks).
 ops::TensorView complexPartOf(const at::Tensor& tensor, int part);
 // Broadcasts `view` to `shape`: leading and size-1 dims that grow get stride 0.
 void expandTo(ops::TensorView& view, at::IntArrayRef shape);

@@ -52,8 +52,8 @@ def synchronize(device=None):
 def reset_device(device=None):
     """Recovers a device that failed with a sticky error (an ECC error, a hung kernel, a lost
     device: every later call raised RuntimeError): the device is reset, as cudaDeviceReset does.
-    Its memory is gone, so tensors made on it before the reset must not be used again; streams
-    and events stay valid."""
+    Its memory is gone, so a tensor made on it before the reset raises RuntimeError naming the
+    reset when used again; streams and events stay valid."""
     _ops.reset_device(_index(device))
 
 
