@@ -3,6 +3,7 @@
     with torch_mimic.profiler.profile() as prof:
         loss = model(x).sum(); loss.backward()
     print(prof.table())                      # per kernel: calls, time, FLOP/s, roofline
+    print(prof.key_averages().table(sort_by="device_time_total", row_limit=10))
     prof.export_chrome_trace("trace.json")   # Perfetto / chrome://tracing, loads back too
     prof.export_timeline("trace.html")       # self-contained timeline
 
@@ -25,7 +26,8 @@ from .. import _device
 # The host-op correlation: torch.ops.mimic.profiler_* (profiler/src/host_ops.cpp).
 torch.ops.load_library(os.path.join(os.path.dirname(__file__), "libmimic_profiler.so"))
 
-from . import _chrome, _driver, _files, _fused_names, _table, _timeline, _torch_bridge  # noqa: E402
+from . import (_chrome, _driver, _files, _fused_names, _key_averages, _table,  # noqa: E402
+               _timeline, _torch_bridge)
 
 # Under MIMIC_SANITIZE, the driver's reports name the aten op behind each command.
 if os.environ.get("MIMIC_SANITIZE"):
@@ -60,7 +62,8 @@ def _queue_labels(activities):
 def _host_ops():
     table, names = torch.ops.mimic.profiler_take_host_ops()
     return [{"id": int(row[0]), "name": name, "start_ns": int(row[1]), "end_ns": int(row[2]),
-             "thread": int(row[3])} for row, name in zip(table.tolist(), names)]
+             "thread": int(row[3]), "parent": int(row[4])}
+            for row, name in zip(table.tolist(), names)]
 
 
 class profile:
@@ -73,6 +76,7 @@ class profile:
         self.step_num = 0
         self.trace = None
         self._recording = False
+        self._steps = []  # host times (simulated ns) at which step() was called while recording
 
     # -- recording ------------------------------------------------------------------------------
 
@@ -83,6 +87,7 @@ class profile:
         _driver.start(self.capacity)
         torch.ops.mimic.profiler_enable(True)
         _fused_names.start()
+        self._steps = []
         self._recording = True
 
     def _stop(self, keep=True):
@@ -101,7 +106,7 @@ class profile:
                       "preset": _device.get_device_properties(0).preset,
                       "devices": [_device_info(d) for d in range(_device.device_count())],
                       "queues": _queue_labels(activities), "host_ops": host_ops,
-                      "activities": activities, "dropped": dropped}
+                      "activities": activities, "dropped": dropped, "steps": self._steps}
 
     def _action(self):
         """What the schedule says for the current step, as torch.profiler's ProfilerAction."""
@@ -126,7 +131,10 @@ class profile:
         return False
 
     def step(self):
-        """Ends a training step: with a schedule, starts, discards or hands over the trace."""
+        """Ends a training step (marked in the timeline): with a schedule, starts, discards or
+        hands over the trace."""
+        if self._recording:
+            self._steps.append(_device.sim_time())
         if self.schedule is None:
             self.step_num += 1
             return
@@ -152,6 +160,12 @@ class profile:
 
     def table(self, sort_by="total_ns", top=None):
         return _table.report(self._require_trace(), sort_by=sort_by, top=top)
+
+    def key_averages(self):
+        """Rows per host op and per kind of device work, as torch.profiler's key_averages():
+        ``prof.key_averages().table(sort_by="device_time_total", row_limit=10)``. CPU columns
+        are host time, Device columns simulated device time."""
+        return _key_averages.key_averages(self._require_trace())
 
     def export_chrome_trace(self, path):
         _chrome.save_chrome(self._require_trace(), path)

@@ -7,7 +7,6 @@
 
 #include <ATen/ops/empty.h>
 #include <ATen/record_function.h>
-#include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/library.h>
 
 #include <atomic>
@@ -29,6 +28,7 @@ struct HostOp {
   int64_t startNs;
   int64_t endNs;
   int64_t thread;
+  int64_t parent;  // the op of this thread that called it (its correlation id), 0: none
   std::string name;
 };
 
@@ -115,7 +115,8 @@ std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction& fn) {
   std::lock_guard<std::mutex> lock(r.mutex);
   const auto thread = r.threads.emplace(std::this_thread::get_id(), int64_t(r.threads.size()));
   context->index = r.ops.size();
-  r.ops.push_back(HostOp{id, hostNow(), -1, thread.first->second, fn.name()});
+  r.ops.push_back(HostOp{id, hostNow(), -1, thread.first->second,
+                         int64_t(context->previousCorrelation), fn.name()});
   return context;
 }
 
@@ -157,8 +158,8 @@ void nameOpsForSanitizer() {
   updateCallback();
 }
 
-// The finished host ops since the last call: ids, spans and threads as an N x 4 tensor, and
-// their names. Ops still running stay for the next call.
+// The finished host ops since the last call: ids, spans, threads and parents as an N x 5
+// tensor, and their names. Ops still running stay for the next call.
 std::tuple<at::Tensor, std::vector<std::string>> takeHostOps() {
   Recorder& r = recorder();
   std::vector<HostOp> done;
@@ -168,7 +169,7 @@ std::tuple<at::Tensor, std::vector<std::string>> takeHostOps() {
     for (HostOp& op : r.ops) (op.endNs >= 0 ? done : running).push_back(std::move(op));
     r.ops = std::move(running);
   }
-  at::Tensor table = at::empty({int64_t(done.size()), 4}, at::kLong);
+  at::Tensor table = at::empty({int64_t(done.size()), 5}, at::kLong);
   std::vector<std::string> names;
   int64_t* row = table.data_ptr<int64_t>();
   for (const HostOp& op : done) {
@@ -176,6 +177,7 @@ std::tuple<at::Tensor, std::vector<std::string>> takeHostOps() {
     *row++ = op.startNs;
     *row++ = op.endNs;
     *row++ = op.thread;
+    *row++ = op.parent;
     names.push_back(op.name);
   }
   return {table, names};
@@ -188,18 +190,9 @@ int64_t streamQueueId(int64_t packed) {
   return int64_t(id);
 }
 
-// Shows a device activity in an active torch.profiler session (its key_averages and trace), as
-// PyTorch lets a backend report work the profiler cannot see. No session: nothing happens.
-void reportToTorchProfiler(int64_t startUs, int64_t endUs, const std::string& name) {
-  torch::autograd::profiler::reportBackendEventToActiveKinetoProfiler(
-      startUs, endUs, /*debug_handle=*/-1, at::RecordScope::USER_SCOPE, name, "mimic");
-}
-
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(mimic, m) {
-  m.def("profiler_report_to_torch(int start_us, int end_us, str name) -> ()",
-        reportToTorchProfiler);
   m.def("profiler_enable(bool on) -> ()", enable);
   m.def("sanitizer_name_ops() -> ()", nameOpsForSanitizer);
   m.def("profiler_take_host_ops() -> (Tensor, str[])", takeHostOps);

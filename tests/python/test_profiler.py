@@ -113,10 +113,31 @@ def test_results_before_the_block_ends_are_an_error():
         prof.table()
 
 
-def test_device_activity_shows_in_torch_profiler(device):
+def test_device_activity_shows_in_torch_profiler_as_device_work(device, tmp_path):
     x = torch.randn(128, 128, device=device)
     with torch.profiler.profile() as prof:
         (x @ x).sum().item()
-    names = {event.key for event in prof.key_averages()}
-    assert any(name.startswith("gemm.f32") for name in names), names
-    assert "mimic memcpy DtoH" in names
+    rows = {event.key: event for event in prof.key_averages()}
+    gemm = next(rows[name] for name in rows if name.startswith("gemm.f32"))
+    # A device event: simulated time in the device columns, none in the CPU columns.
+    assert str(gemm.device_type) == "DeviceType.CUDA" and gemm.cpu_time_total == 0
+    assert gemm.self_cuda_time_total > 0
+    assert str(rows["mimic memcpy DtoH"].device_type) == "DeviceType.CUDA"
+    # And a kernel of the op that launched it.
+    assert rows["aten::mm"].self_cuda_time_total == gemm.self_cuda_time_total
+    assert "CUDA total" in prof.key_averages().table(sort_by="cuda_time_total", row_limit=5)
+
+    path = tmp_path / "torch_trace.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())
+    names = {e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e["name"] == "process_name"}
+    assert names == {"mimic device 0 (%s)" % torch_mimic.get_device_properties(0).name}
+    kernels = [e for e in events if e.get("ph") == "X" and e["name"] == gemm.key]
+    assert len(kernels) == 1 and kernels[0]["pid"] == 1 and kernels[0]["cat"] == "kernel"
+    assert abs(kernels[0]["dur"] - gemm.self_cuda_time_total) < 1e-9
+    cpu = [e for e in events if e.get("pid") == "CPU functions" and e.get("ph") == "X"]
+    assert gemm.key not in {e["name"] for e in cpu}  # not a CPU event
+    starts = {e["id"] for e in events if e.get("ph") == "s"}
+    ends = {e["id"] for e in events if e.get("ph") == "f"}
+    assert starts and starts == ends  # every launch arrow lands on device work

@@ -112,7 +112,8 @@ def test_fused_kernels_show_by_name_in_torch_profiler(device):
     compiled, x = compiled_pointwise(device)
     with torch.profiler.profile() as prof:
         compiled(x)
-    # The host range and the device kernel the bridge reports under its name.
-    counts = {event.key: event.count for event in prof.key_averages()}
-    assert counts.get(LABEL) == 2, counts
+    # The host range, and the device kernel the bridge reports under its name as device work.
+    counts = {(event.key, str(event.device_type)): event.count for event in prof.key_averages()}
+    assert counts.get((LABEL, "DeviceType.CPU")) == 1, counts
+    assert counts.get((LABEL, "DeviceType.CUDA")) == 1, counts
     assert Kernel.profiled_labels is None

@@ -6,6 +6,7 @@ worked out on paper. Device 0 has peak 1e13 FLOP/s and 1e12 B/s, so its ridge po
 """
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -14,7 +15,7 @@ import zlib
 
 import pytest
 
-from torch_mimic.profiler import _chrome, _table, _timeline
+from torch_mimic.profiler import _chrome, _key_averages, _table, _timeline
 
 # The directory holding torch_mimic, for the CLI subprocesses.
 PYTHONPATH = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(_chrome.__file__))))
@@ -269,6 +270,47 @@ def test_table_ties_are_by_name(trace):
     assert [line.split()[0] for line in lines[-3:-1]] == ["alpha", "zeta"]
 
 
+# ---- key_averages ------------------------------------------------------------------------------
+
+def _nested(trace):
+    """make_trace with aten::mm and the first aten::add called by an aten::linear around them."""
+    trace["host_ops"].append({"id": 15, "name": "aten::linear", "start_ns": 940, "end_ns": 1060,
+                              "thread": 0, "parent": 0})
+    for op in trace["host_ops"]:
+        op.setdefault("parent", 15 if op["id"] in (11, 12) else 0)
+    return trace
+
+
+def test_key_averages_rows(trace):
+    rows = {(r.key, r.is_device_work): r for r in _key_averages.key_averages(_nested(trace))}
+    linear = rows[("aten::linear", False)]
+    # 120 ns of host time, 50 of them in mm and 50 in add; no device work of its own, but that
+    # of the ops it called: the GEMM's 1e6 ns and the add kernel's 1000.
+    assert (linear.count, linear.cpu_time_total, linear.self_cpu_time_total) == (1, 0.12, 0.02)
+    assert (linear.self_device_time_total, linear.device_time_total) == (0, 1001.0)
+    add = rows[("aten::add", False)]  # two calls, one per thread, 1 us of device work each
+    assert (add.count, add.self_device_time_total, add.device_time) == (2, 2.0, 1.0)
+    assert rows[("c10d::allreduce_", False)].self_device_time_total == 16.0  # both ranges
+    assert rows[("add_f32", True)].count == 2 and rows[("add_f32", True)].cpu_time_total == 0
+    assert rows[("mimic memcpy HtoD", True)].device_time_total == 0.9
+    assert ("mimic alloc", True) not in rows  # allocations are not device work
+
+
+def test_key_averages_table_sorts_and_limits(trace):
+    table = _key_averages.key_averages(_nested(trace)).table(sort_by="device_time_total",
+                                                              row_limit=3)
+    lines = table.splitlines()
+    assert lines[1].split()[:4] == ["Name", "Self", "CPU", "%"]
+    assert "Device total" in lines[1] and "# of Calls" in lines[1]
+    # Largest device total first; gemm_f32 and aten::mm tie at 1 ms (first call first).
+    assert [line.split()[0] for line in lines[3:6]] == ["aten::linear", "aten::mm", "gemm_f32"]
+    assert lines[3].split()[8] == "1.001ms" and lines[5].split()[1] == "0.00%"
+    assert lines[-2] == "Self CPU time total: 1.180us (the host's simulated clock)"
+    assert lines[-1] == "Self Device time total: 1.019ms (simulated, 2 devices)"
+    with pytest.raises(ValueError, match="sort_by must be one of"):
+        _key_averages.key_averages(trace).table(sort_by="flops")
+
+
 # ---- HTML timeline -----------------------------------------------------------------------------
 
 def test_timeline_is_self_contained(trace, tmp_path):
@@ -289,6 +331,77 @@ def test_timeline_empty_trace(trace, tmp_path):
     _timeline.save_timeline(trace, path)
     page = path.read_text()
     assert "The trace is empty" in page and "<svg" not in page
+
+
+def _lane_labels(page):
+    return re.findall(r'<text x="4" y="\d+">([^<]*)</text>', page)
+
+
+def test_timeline_shows_only_devices_and_queues_with_records(trace, tmp_path):
+    trace["devices"].append(dict(trace["devices"][1], index=2))  # no records at all
+    trace["queues"].append({"id": 11, "device": 0, "label": "stream 1"})  # an unused queue
+    trace["activities"].append(_act("synchronize", -1, None, 1_015_000, 1_016_000))
+    path = tmp_path / "timeline.html"
+    _timeline.save_timeline(trace, path)
+    assert _lane_labels(path.read_text()) == [
+        "host ops", "dev 0: stream 0 (default)", "dev 0: device (alloc/free/sync)",
+        "dev 1: stream 0 (default)", "dev 1: device (alloc/free/sync)", "host (waits)"]
+
+
+def test_timeline_marks_steps(trace, tmp_path):
+    trace["steps"] = [500_000, 1_005_000, 5_000_000]  # the last is past the trace's end
+    path = tmp_path / "timeline.html"
+    _timeline.save_timeline(trace, path)
+    page = path.read_text()
+    assert page.count('<line class="step"') == 2
+    assert ">step 1</text>" in page and ">step 2</text>" in page and "step 3" not in page
+
+
+def _rect_widths(page, name):
+    """The width attributes of the activity rects whose tooltip starts with `name`."""
+    return [float(w) for w in re.findall(
+        r'<rect class="act [^"]*"[^>]*width="([\d.]+)"[^>]*><title>%s\n' % name, page)]
+
+
+def _chromium_dom(html_path, tmp_path):
+    result = subprocess.run(
+        ["chromium", "--headless", "--disable-gpu", "--no-sandbox",
+         "--user-data-dir=%s" % (tmp_path / "profile"), "--enable-logging=stderr", "--v=0",
+         "--dump-dom", html_path.resolve().as_uri()],
+        capture_output=True, text=True, timeout=120)
+    console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
+    return result, console
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None,
+                    reason="chromium is not installed (apt-get install chromium)")
+def test_timeline_zooms_and_resets_in_chromium(trace, tmp_path):
+    page = tmp_path / "timeline.html"
+    _timeline.save_timeline(trace, page)
+    static = _rect_widths(page.read_text(), "gemm_f32")
+    # The page's own buttons, pressed by a script run after the page's: twice in (each shows
+    # 0.8 of the span, so 1.25x wider), then all again.
+    clicks = "<script>%s</script></body>"
+    zoomed, reset = tmp_path / "zoomed.html", tmp_path / "reset.html"
+    zoomed.write_text(page.read_text().replace("</body>", clicks % (
+        'document.getElementById("zoom-in").click();' * 2)))
+    reset.write_text(page.read_text().replace("</body>", clicks % (
+        'document.getElementById("zoom-in").click();'
+        'document.getElementById("zoom-reset").click();')))
+    wheeled = tmp_path / "wheeled.html"  # one notch of the wheel in, over the plot
+    wheeled.write_text(page.read_text().replace("</body>", clicks % (
+        'var box = document.getElementById("timeline").getBoundingClientRect();'
+        'document.getElementById("timeline").dispatchEvent(new WheelEvent("wheel", {deltaY: -1,'
+        ' clientX: box.left + box.width / 2, clientY: box.top + 40, cancelable: true}));')))
+    for path, factor in ((zoomed, 1.25 ** 2), (reset, 1.0), (wheeled, 1.25)):
+        result, console = _chromium_dom(path, tmp_path)
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert console == []
+        widths = _rect_widths(result.stdout, "gemm_f32")
+        # Both widths are written with 2 decimals: 0.005 px of rounding each, the static one
+        # scaled by the factor.
+        assert len(widths) == 1, widths
+        assert abs(widths[0] - static[0] * factor) <= 0.005 * (1 + factor), (widths, static)
 
 
 def _png_pixels(path):
