@@ -7,7 +7,8 @@ scatter with that index over the whole row, the scaling and the rank-1 update of
 launch each for the whole batch), then the panel's rows to the right by a unit-lower triangular
 solve and the trailing matrix by one batched GEMM. No value comes back to the host. Pivots are
 LAPACK's 1-based int32 row interchanges; ``info`` is the first zero of U's diagonal, 1-based.
-lu_solve and lu_unpack also take complex64 (the factorisation itself is float32 only).
+The factorisation, solve, lu_solve and lu_unpack also take complex64: pivots by |re| + |im| as
+LAPACK's cgetrf, updates as the device's complex mul and bmm.
 
 Argument checks and output shapes come from PyTorch's own meta functions (the call on meta
 tensors raises the CPU's errors), so that the errors are the same as on the CPU."""
@@ -16,10 +17,19 @@ import math
 import torch
 
 from ._lib import Unsupported, impl
+from .ops_complex import real_parts
 from .ops_linalg_triangular import (F32, PANEL, batched, flat, identity_like, like_meta, meta, require_float32,
                                     require_solvable, solve_lower_upper_, write_out)
 
 _aten = torch.ops.aten
+
+
+def _magnitude(column):
+    """What getrf's pivot search compares: |x|, and for complex |re| + |im| (LAPACK's icamax)."""
+    if not column.is_complex():
+        return column.abs()
+    real, imag = real_parts(column)
+    return real.abs() + imag.abs()
 
 
 def lu_factor_(a):
@@ -34,7 +44,7 @@ def lu_factor_(a):
         end = min(start + PANEL, k)
         for j in range(start, end):
             below = a[:, j:, :]
-            offset = below[:, :, j].abs().argmax(dim=-1, keepdim=True)
+            offset = _magnitude(below[:, :, j]).argmax(dim=-1, keepdim=True)
             offsets.append(offset)
             rows = offset.unsqueeze(-1).expand(batch, 1, n)
             pivot_row = below.gather(1, rows)
@@ -43,13 +53,20 @@ def lu_factor_(a):
             if j + 1 < m:
                 head = a[:, j:j + 1, j:j + 1]
                 # A zero pivot leaves its column (all zeros) as it is, as getrf does.
-                a[:, j + 1:, j:j + 1].div_(head + (head == 0))
+                a[:, j + 1:, j:j + 1].div_(head.masked_fill(head == 0, 1))
                 if j + 1 < end:
-                    a[:, j + 1:, j + 1:end].addcmul_(a[:, j + 1:, j:j + 1], a[:, j:j + 1, j + 1:end], value=-1)
+                    column, row = a[:, j + 1:, j:j + 1], a[:, j:j + 1, j + 1:end]
+                    if a.is_complex():
+                        a[:, j + 1:, j + 1:end].sub_(column * row)
+                    else:
+                        a[:, j + 1:, j + 1:end].addcmul_(column, row, value=-1)
         if end < n:
             solve_lower_upper_(a[:, start:end, start:end], a[:, start:end, end:], upper=False, unit=True)
             if end < m:
-                a[:, end:, end:].baddbmm_(a[:, end:, start:end], a[:, start:end, end:], alpha=-1)
+                if a.is_complex():
+                    a[:, end:, end:].sub_(torch.bmm(a[:, end:, start:end], a[:, start:end, end:]))
+                else:
+                    a[:, end:, end:].baddbmm_(a[:, end:, start:end], a[:, start:end, end:], alpha=-1)
     if not k:
         pivots = torch.empty(batch, 0, dtype=torch.int32, device=a.device)
     else:
@@ -123,7 +140,7 @@ def check_errors_of(info, api, is_matrix):
 
 
 def _lu_factor_ex(A, pivot, check_errors):
-    require_float32(A)
+    require_solvable(A)
     shapes = _aten.linalg_lu_factor_ex(meta(A), pivot=pivot, check_errors=False)
     if not pivot:
         raise Unsupported()  # the CPU raises its own error: it has no LU without pivoting
@@ -140,7 +157,7 @@ def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
 
 @impl("linalg_lu_factor_ex.out")
 def linalg_lu_factor_ex_out(A, *, pivot=True, check_errors=False, LU, pivots, info):
-    require_float32(LU)
+    require_solvable(LU)
     results = _lu_factor_ex(A, pivot, check_errors)
     return tuple(write_out(o, r) for o, r in zip((LU, pivots, info), results))
 
@@ -199,11 +216,11 @@ def lu_unpack_out(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, P
 
 
 def _solve_ex(A, B, left, check_errors):
-    require_float32(A, B)
+    require_solvable(A, B)
     shapes = _aten._linalg_solve_ex(meta(A), meta(B), left=left, check_errors=False)
     # As PyTorch's kernel: a contiguous A is factored as A^T (then solved with adjoint), and
     # autograd's formula relies on which one the LU holds.
-    use_transpose = A.is_contiguous()
+    use_transpose = A.is_contiguous() and not A.is_complex()
     lu, pivots, info = lu_factor(A.mT if use_transpose else A)
     if check_errors:
         check_errors_of(info, "torch.linalg.solve_ex", A.dim() == 2)
@@ -220,7 +237,7 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False):
 
 @impl("_linalg_solve_ex.result")
 def linalg_solve_ex_out(A, B, *, left=True, check_errors=False, result, LU, pivots, info):
-    require_float32(result, LU)
+    require_solvable(result, LU)
     results = _solve_ex(A, B, left, check_errors)
     return tuple(write_out(o, r) for o, r in zip((result, LU, pivots, info), results))
 
@@ -272,7 +289,7 @@ def linalg_slogdet_out(A, *, sign, logabsdet, LU, pivots):
 
 
 def _lu(A, pivot):
-    require_float32(A)
+    require_solvable(A)
     shapes = _aten.linalg_lu(meta(A), pivot=pivot)
     if not pivot:
         raise Unsupported()  # the CPU raises its own error: it has no LU without pivoting
@@ -288,7 +305,7 @@ def linalg_lu(A, *, pivot=True):
 
 @impl("linalg_lu.out")
 def linalg_lu_out(A, *, pivot=True, P, L, U):
-    require_float32(P, L, U)
+    require_solvable(P, L, U)
     return tuple(write_out(o, r) for o, r in zip((P, L, U), _lu(A, pivot)))
 
 
