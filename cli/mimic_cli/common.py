@@ -3,6 +3,7 @@ of a simulated child process and the runner that starts one, and number formatti
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -117,17 +118,31 @@ def child_env(preset, devices=None, overrides=None, sanitize=None, sanitize_repo
 
 def run_python(args, env, quiet=False):
     """Runs `python3 ARGS` with env; returns (exit code, wall seconds). With quiet, the child's
-    output is captured and shown only if it fails, so progress lines stay readable."""
+    output is captured and shown only if it fails, so progress lines stay readable.
+
+    SIGTERM and SIGINT sent to this process go to the child, and this process waits for the
+    child to end, so that a stopped `mimic run` leaves no child behind and still cleans up. A
+    child ended by a signal gives 128 + its number, as shells report it."""
     start = time.monotonic()
-    if quiet:
-        done = subprocess.run([PYTHON] + list(args), env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-        if done.returncode != 0:  # below the caller's unfinished progress line
-            sys.stdout.write("\n" + done.stdout)
-    else:
-        sys.stdout.flush()
-        done = subprocess.run([PYTHON] + list(args), env=env)
-    return done.returncode, time.monotonic() - start
+    sys.stdout.flush()
+    pipe = subprocess.PIPE if quiet else None
+    child = subprocess.Popen([PYTHON] + list(args), env=env, stdout=pipe,
+                             stderr=subprocess.STDOUT if quiet else None, text=True)
+
+    def forward(signum, _frame):
+        if child.poll() is None:
+            child.send_signal(signum)
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        output, _ = child.communicate()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if quiet and child.returncode != 0:  # below the caller's unfinished progress line
+        sys.stdout.write("\n" + output)
+    code = child.returncode
+    return (128 - code if code < 0 else code), time.monotonic() - start
 
 
 def format_ns(ns):

@@ -118,9 +118,18 @@ def format_sanitizer(report_path, top=10):
     return "\n".join(lines)
 
 
+NO_DEVICE_WARNING = (
+    "WARNING: {script} never used the simulated device: no tensor was allocated on it and it "
+    "ran no command, so every time below is 0. After `import torch_mimic`, put the model and "
+    "its inputs on the device: device = torch.device('privateuseone', 0); "
+    "model.to(device); x = x.to(device)")
+
+
 def format_run_report(result, sanitizer_report=None):
     """The whole report: time breakdown, top kernels, fallback, outputs, sanitizer."""
     parts = []
+    if not result.get("device_used", True):
+        parts.append(NO_DEVICE_WARNING.format(script=result["script"]))
     if "summary" in result:
         parts.append(format_breakdown(result))
         parts.append("Top kernels (roofline position against the f32 peak):\n"

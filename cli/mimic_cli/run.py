@@ -38,7 +38,8 @@ def add_parser(subparsers):
                         help="Chrome trace JSON to write (default: SCRIPT's name + .trace.json "
                              "in the current directory); the HTML timeline goes beside it")
     parser.add_argument("--sanitize", metavar="TOOLS",
-                        help="memcheck,racecheck,initcheck,leakcheck or all: check the run")
+                        help="memcheck,racecheck,initcheck,leakcheck or all: check the run "
+                             "(default: $MIMIC_SANITIZE)")
     parser.add_argument("--top", type=positive_int, default=10, metavar="N",
                         help="kernels in the table (default 10)")
     parser.add_argument("--compile", action="store_true", help=COMPILE_HELP)
@@ -51,17 +52,28 @@ def add_parser(subparsers):
     return parser
 
 
+def _sanitizer_report_path(scratch):
+    """The environment's MIMIC_SANITIZE_REPORT when the report can read it back (no %p in it),
+    else a file in the scratch folder."""
+    wanted = os.environ.get("MIMIC_SANITIZE_REPORT")
+    if wanted and "%p" not in wanted:
+        return os.path.abspath(wanted)
+    return os.path.join(scratch, "sanitizer.json")
+
+
 def run(args):
     require_script(args.script)
     presets_api.check(args.preset, base_overrides(args.devices))
-    sanitize = parse_sanitize(args.sanitize) if args.sanitize is not None else None
+    # The environment's MIMIC_SANITIZE is honoured as --sanitize (which wins over it).
+    sanitize_text = args.sanitize if args.sanitize is not None else os.environ.get("MIMIC_SANITIZE")
+    sanitize = parse_sanitize(sanitize_text) if sanitize_text else None
     stem = os.path.splitext(os.path.basename(args.script))[0]
     # Absolute, so that a script that changes directory still writes where the user asked.
     trace = os.path.abspath(args.trace or f"{stem}.trace.json")
     timeline = os.path.splitext(trace)[0] + ".html"
     require_output_dir(trace, "--trace")
     with tempfile.TemporaryDirectory(prefix="mimic-run-") as scratch:
-        report_path = os.path.join(scratch, "sanitizer.json") if sanitize else None
+        report_path = _sanitizer_report_path(scratch) if sanitize else None
         env = child_env(args.preset, args.devices, sanitize=sanitize, sanitize_report=report_path)
         compile_mode = args.compile_mode or ("default" if args.compile else None)
         env.pop(compile_summary.ENV, None)

@@ -60,11 +60,23 @@ def _compile_result(mode, requested, trace, compile_path):
 
     reports = torch_mimic.compile_report()
     if compile_path:
-        with open(compile_path, "w") as out:
-            json.dump(reports, out, indent=1, default=str)
+        from torch_mimic.profiler import _files
+
+        text = json.dumps(reports, indent=1, default=str)
+        _files.write_atomically(compile_path, lambda out: out.write(text))
     summary = compile_summary.summarize(mode, requested, reports, trace)
     summary["report"] = compile_path if reports else None
     return summary
+
+
+def _device_used(torch_mimic, profile):
+    """Whether the script put anything on a simulated device: a tensor allocated there, or
+    (traced) any command a device ran, such as a copy into raw memory."""
+    if any(torch_mimic.memory_stats(d)["allocations"] for d in range(torch_mimic.device_count())):
+        return True
+    trace = profile.trace if profile is not None else None
+    return bool(trace and any(a["device"] is not None and a["device"] >= 0
+                              for a in trace["activities"]))
 
 
 def main():
@@ -97,11 +109,14 @@ def main():
     end_ns = torch_mimic.sim_time()
 
     result = {"script": options.script, "exit_code": code, "sim_ns": end_ns - start_ns,
+              "device_used": _device_used(torch_mimic, profile),
               "step_marks_ns": [t - start_ns for t in mimic_cli._step_marks_ns],
               "preset": torch_mimic.get_device_properties(0).preset,
               "devices": torch_mimic.device_count(),
               "fallback": torch_mimic.fallback_report()}
     if profile is not None and profile.trace is not None:
+        # The script's mimic_cli.step() calls are its steps, in the trace and its timeline.
+        profile.trace["steps"] = list(mimic_cli._step_marks_ns)
         result["trace"] = profile.export_chrome_trace(options.trace)
         result["timeline"] = profile.export_timeline(options.timeline)
         result["summary"] = report.summarize(profile, options.top)

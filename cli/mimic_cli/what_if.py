@@ -1,5 +1,6 @@
-"""mimic what-if SCRIPT.py --vary FIELD=V1,V2,...: the script's simulated time on variants of a
-preset (a grid when --vary is given more than once), as a table and an SVG bar chart."""
+"""mimic what-if SCRIPT.py --vary FIELD=V1,V2,... [--preset P1,P2,...]: the script's simulated time
+on variants of a preset (a grid when --vary is given more than once; several presets are one more
+axis of it), as a table and an SVG bar chart."""
 import itertools
 import os
 import tempfile
@@ -12,7 +13,7 @@ from .report import median, step_times_ns
 
 
 TAKES_SCRIPT_ARGS = True
-USAGE = ("mimic what-if SCRIPT.py --vary FIELD=V1,V2,... [--vary ...] [--preset P] "
+USAGE = ("mimic what-if SCRIPT.py [--vary FIELD=V1,V2,... ...] [--preset P1,P2,...] "
          "[--devices N] [--chart FILE.svg] [-- ARGS...]")
 
 
@@ -23,10 +24,12 @@ def add_parser(subparsers):
                     "times. A value ending in x multiplies the preset's value (2x); others are "
                     "absolute (2000, 32GiB, ring). FIELD is a preset field or an alias "
                     "(hbm_bandwidth, clock, compute_units, link_bandwidth, ...; `mimic presets "
-                    "show default` lists them). The measure is the script's total simulated "
-                    "time, or its median step if it calls mimic_cli.step().")
+                    "show default` lists them). --preset a100,h100 makes the presets an axis of "
+                    "the grid (a multiplier then scales each preset's own value). The measure "
+                    "is the script's total simulated time, or its median step if it calls "
+                    "mimic_cli.step().")
     parser.add_argument("script", help="the Python script to run")
-    parser.add_argument("--vary", action="append", required=True, metavar="FIELD=V1,V2,...",
+    parser.add_argument("--vary", action="append", default=[], metavar="FIELD=V1,V2,...",
                         help="values of one field; repeat for a grid")
     add_device_options(parser)
     parser.add_argument("--chart", metavar="FILE.svg",
@@ -61,35 +64,59 @@ def parse_vary(text, base_values):
     return name.strip(), field, choices
 
 
-def variants(preset, base_overrides, varies):
-    """Every combination of the --vary values: (label, overrides), checked with the driver."""
-    base_values = {p["field"]: p["value"] for p in presets_api.describe(preset, base_overrides)}
-    axes = [parse_vary(text, base_values) for text in varies]
+def parse_presets(text):
+    """The presets of --preset P1,P2,... in order, each given once; raises UsageError."""
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise UsageError(f"--preset '{text}' has an empty name", "e.g. --preset a100,h100")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise UsageError(f"--preset '{text}' names {repeated[0]} twice",
+                         "give each preset once")
+    return names
+
+
+def variants(presets, base_overrides, varies):
+    """Every combination of the presets and the --vary values: (preset, label, overrides),
+    checked with the driver. The preset is the outer axis; with one preset it is not in the
+    label."""
     grid = []
-    for combo in itertools.product(*[[(name, field, c) for c in choices]
-                                     for name, field, choices in axes]):
-        label = ", ".join(f"{name}={label}" for name, _, (label, _) in combo)
-        parts = [base_overrides] if base_overrides else []
-        overrides = ",".join(parts + [f"{field}={value}" for _, field, (_, value) in combo])
-        presets_api.check(preset, overrides)  # a bad value fails before anything runs
-        grid.append((label, overrides))
+    for preset in presets:
+        base_values = {p["field"]: p["value"]
+                       for p in presets_api.describe(preset, base_overrides)}
+        axes = [parse_vary(text, base_values) for text in varies]
+        for combo in itertools.product(*[[(name, field, c) for c in choices]
+                                         for name, field, choices in axes]):
+            names = [f"preset={preset}"] * (len(presets) > 1)
+            label = ", ".join(names + [f"{name}={label}" for name, _, (label, _) in combo])
+            parts = [base_overrides] if base_overrides else []
+            overrides = ",".join(parts + [f"{field}={value}" for _, field, (_, value) in combo])
+            presets_api.check(preset, overrides)  # a bad value fails before anything runs
+            grid.append((preset, label or preset, overrides))
     return grid
 
 
 def run(args):
     require_script(args.script)
+    presets = parse_presets(args.preset)
+    if not args.vary and len(presets) < 2:
+        raise UsageError("nothing to compare: give --vary FIELD=V1,V2,... or several presets",
+                         "e.g. --vary hbm_bandwidth=1x,2x or --preset a100,h100")
     base = base_overrides(args.devices)
-    presets_api.check(args.preset, base)
-    grid = variants(args.preset, base, args.vary)
+    for preset in presets:
+        presets_api.check(preset, base)
+    grid = variants(presets, base, args.vary)
     stem = os.path.splitext(os.path.basename(args.script))[0]
     chart_path = require_output_dir(args.chart or f"{stem}.what-if.svg", "--chart")
-    print(f"mimic: {len(grid)} variant{'s' * (len(grid) != 1)} of preset {args.preset}, "
-          f"running {args.script} once each", flush=True)
+    print(f"mimic: {len(grid)} variant{'s' * (len(grid) != 1)} of preset"
+          f"{'s' * (len(presets) > 1)} {', '.join(presets)}, running {args.script} once each",
+          flush=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix="mimic-what-if-") as scratch:
-        for index, (label, overrides) in enumerate(grid, 1):
-            print(f"[{index}/{len(grid)}] {label} ({overrides}): ", end="", flush=True)
-            env = child_env(args.preset, overrides=overrides)
+        for index, (preset, label, overrides) in enumerate(grid, 1):
+            print(f"[{index}/{len(grid)}] {label} ({overrides or 'no overrides'}): ", end="",
+                  flush=True)
+            env = child_env(preset, overrides=overrides)
             code, seconds, result = run_script(args.script, args.script_args, env,
                                                os.path.join(scratch, "result.json"), quiet=True)
             if code or result is None:
@@ -111,7 +138,7 @@ def run(args):
     print(box_table(["Variant", "Total"] + ["Median step"] * stepped + ["Speed-up"], table,
                     ["<", ">"] + [">"] * stepped + [">"]))
     print(f"Speed-up: of the {measure_name}, against the first variant.")
-    chart.save_bar_chart(chart_path, f"{stem} on {args.preset}: {measure_name}",
+    chart.save_bar_chart(chart_path, f"{stem} on {', '.join(presets)}: {measure_name}",
                          [(label, ns) for (label, _, _), ns in zip(rows, times)])
     print(f"Chart: {chart_path}")
     return 0
