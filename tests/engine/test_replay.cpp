@@ -438,6 +438,38 @@ TEST(Replay, AMissingFileIsUnreadable) {
   EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicDebugReplay(nullptr, 0, nullptr));
 }
 
+// mimicDebugReadCallLog lists a log's calls without replaying them (mimic-replay --list).
+TEST(Replay, ReadCallLogListsTheCallsAndTheirRecordedResults) {
+  clearMimicEnvironment();
+  const std::string path = logPath("list");
+  std::vector<uint64_t> original = runInChild(faultingProgram, "MIMIC_RECORD", path.c_str());
+  ASSERT_EQ(original.size(), 3u);
+  size_t count = 0;
+  ASSERT_OK(mimicDebugReadCallLog(path.c_str(), nullptr, 0, &count));
+  // Calls: load, get function, three launches, the synchronize, mimicGetSimTime.
+  ASSERT_EQ(count, 7u);
+  std::vector<mimicLoggedCall> calls(count);
+  size_t again = 0;
+  ASSERT_OK(mimicDebugReadCallLog(path.c_str(), calls.data(), 2, &again));
+  EXPECT_EQ(again, 7u);  // the count, though only two were asked for
+  ASSERT_OK(mimicDebugReadCallLog(path.c_str(), calls.data(), calls.size(), &count));
+  EXPECT_STREQ(calls[0].function, "mimicModuleLoad");
+  EXPECT_STREQ(calls[2].function, "mimicLaunchKernel");
+  EXPECT_RESULT(MIMIC_SUCCESS, calls[2].result);
+  EXPECT_RESULT(MIMIC_ERROR_ECC_UNCORRECTABLE, calls[5].result);
+  std::remove(path.c_str());
+}
+
+TEST(Replay, ReadCallLogArgumentErrors) {
+  size_t count = 0;
+  mimicLoggedCall call{};
+  EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicDebugReadCallLog(nullptr, nullptr, 0, &count));
+  EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicDebugReadCallLog("x.log", nullptr, 0, nullptr));
+  EXPECT_RESULT(MIMIC_ERROR_NULL_POINTER, mimicDebugReadCallLog("x.log", nullptr, 1, &count));
+  EXPECT_RESULT(MIMIC_ERROR_CALL_LOG_UNREADABLE,
+                mimicDebugReadCallLog("/nonexistent/run.log", &call, 1, &count));
+}
+
 TEST(Replay, BadLogsAreRejectedBeforeAnythingRuns) {
   clearMimicEnvironment();
   const std::string path = logPath("bad");

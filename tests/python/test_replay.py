@@ -52,3 +52,57 @@ def test_replay_of_a_missing_log_names_it(tmp_path):
                             text=True, timeout=60)
     assert replay.returncode == 1
     assert "MIMIC_ERROR_CALL_LOG_UNREADABLE" in replay.stderr and "none.log" in replay.stderr
+
+
+@pytest.mark.skipif(not TOOL.exists(), reason="mimic-replay is not built")
+def test_replay_help_and_usage_errors():
+    done = subprocess.run([str(TOOL), "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("usage: mimic-replay")
+    assert "--list" in done.stdout and "--trace" in done.stdout
+    for args, problem in ((["--bogus", "x.log"], "unknown option '--bogus'"),
+                          ([], "no LOG given"),
+                          (["--list", "--trace", "x.log"], "give one of them")):
+        done = subprocess.run([str(TOOL), *args], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        first, hint = done.stderr.strip().splitlines()
+        assert first == f"mimic-replay: {problem}" or problem in first, first
+        assert hint.startswith("hint: ")
+
+
+FAILING_PROGRAM = """
+import torch, torch_mimic
+dev = torch.device("privateuseone", 0)
+x = torch.ones(256, device=dev)
+try:
+    (x * 2).sum().item()
+except RuntimeError as error:
+    print("failed:", error)
+"""
+
+
+@pytest.mark.skipif(not TOOL.exists(), reason="mimic-replay is not built")
+def test_replay_lists_calls_names_kinds_and_details_the_failed_call(tmp_path):
+    log = tmp_path / "run.log"
+    env = dict(os.environ, MIMIC_RECORD=str(log), MIMIC_FALLBACK="silent",
+               MIMIC_FAULTS="ecc_at_kernel=2")
+    run = subprocess.run([sys.executable, "-c", FAILING_PROGRAM], capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert "failed:" in run.stdout, run.stdout + run.stderr
+
+    listed = subprocess.run([str(TOOL), "--list", str(log)], capture_output=True, text=True,
+                            timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0].split() == ["call", "function", "recorded", "result", "correlation"]
+    assert re.fullmatch(r"\s*1\s+mimic\w+\s+MIMIC_\w+\s+\d+", lines[1]), lines[1]
+    assert any("mimicLaunchKernel" in line for line in lines)
+    assert any("MIMIC_ERROR_ECC_UNCORRECTABLE" in line for line in lines)
+    assert lines[-1] == f"{len(lines) - 2} calls"
+
+    replay = subprocess.run([str(TOOL), "--trace", str(log)], capture_output=True, text=True,
+                            timeout=300)
+    assert replay.returncode == 0, replay.stderr
+    assert re.search(r"^kind=kernel device=0 ", replay.stdout, re.M), replay.stdout[:500]
+    failed = re.search(r"^call \d+ failed with MIMIC_ERROR_ECC_UNCORRECTABLE, as recorded: (.+)$",
+                       replay.stdout, re.M)
+    assert failed and "injected fault" in failed.group(1), replay.stdout[-500:]
