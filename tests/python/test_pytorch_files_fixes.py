@@ -153,3 +153,32 @@ def test_is_set_to_compares_storage_and_geometry(device, fallbacks):
     assert not t1.is_set_to(t1.transpose(0, 1))  # other strides
     assert not torch.tensor([], device=device).is_set_to(torch.tensor([], device=device))
     assert fallbacks() == {}
+
+
+def _resize_warnings(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [str(w.message)[:60] for w in caught if "was resized" in str(w.message)]
+
+
+OUT_OPS = {
+    "angle": lambda x, out: torch.angle(x, out=out),
+    "atan2": lambda x, out: torch.atan2(x, x, out=out),
+    "cumsum": lambda x, out: torch.cumsum(x, 0, out=out),
+    "sort": lambda x, out: torch.sort(x, out=(out, torch.empty(out.shape, dtype=torch.int64, device=out.device))),
+    "searchsorted": lambda x, out: torch.searchsorted(x.sort()[0], x, out=out.long()),
+    "scatter_reduce": lambda x, out: torch.scatter_reduce(x, 0, torch.zeros(3, dtype=torch.int64, device=x.device),
+                                                          x[:3], "amax", out=out),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_OPS))
+def test_out_resize_warns_as_the_cpu(device, name):
+    """PyTorch's test_out_warning: resizing an out= tensor that holds elements warns."""
+    x = _values((4,), torch.float32)
+    op = OUT_OPS[name]
+    expected = _resize_warnings(lambda: op(x, torch.empty(7)))
+    assert expected, "the CPU warns"
+    assert _resize_warnings(lambda: op(x.to(device), torch.empty(7, device=device))) == expected  # one per output
+    assert _resize_warnings(lambda: op(x.to(device), torch.empty(0, device=device))) == []

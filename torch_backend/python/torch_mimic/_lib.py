@@ -2,6 +2,7 @@
 fallback for inputs the device cannot compute, and launching the elementwise primitive."""
 import functools
 import numbers
+import warnings
 
 import torch
 
@@ -126,11 +127,24 @@ def empty(shape, dtype, device):
     return torch.empty(shape, dtype=dtype, device=device)
 
 
+def resize_output(out, shape):
+    """Resizes an out= tensor to ``shape`` as PyTorch's resize_output does: with its warning
+    when the tensor held elements (PyTorch's test_out_warning checks it)."""
+    shape = tuple(shape)
+    if tuple(out.shape) != shape:
+        if out.numel():
+            warnings.warn(f"An output with one or more elements was resized since it had shape {list(out.shape)}, "
+                          f"which does not match the required output shape {list(shape)}. This behavior is "
+                          "deprecated, and in a future PyTorch release outputs will not be resized unless they "
+                          "have zero elements. You can explicitly reuse an out tensor t by resizing it, "
+                          "inplace, to zero elements with t.resize_(0).")
+        out.resize_(shape)
+    return out
+
+
 def prepare_out(out, shape, dtype):
     """Resizes an out= tensor to ``shape`` as PyTorch's out= variants do, and checks its dtype
     can hold a ``dtype`` result."""
     if not torch.can_cast(dtype, out.dtype):
         raise RuntimeError(f"result type {dtype} can't be cast to the desired output type {out.dtype}")
-    if tuple(out.shape) != tuple(shape):
-        out.resize_(shape)
-    return out
+    return resize_output(out, shape)

@@ -161,7 +161,7 @@ def scatter_reduce_out(self, dim, index, src, reduce, *, include_self=True, out)
                                           include_self=include_self, out=_meta(out))
     _native(reduce, self, src, out)
     if out.shape != self.shape:
-        out.resize_(self.shape)
+        out.resize_(self.shape)  # the meta kernel's check has warned as resize_output does
     if out is not self:
         out.copy_(self)
     return _scatter_into(out, dim, index, src, reduce, include_self)
@@ -223,7 +223,7 @@ def index_reduce_out(self, dim, index, source, reduce, *, include_self=True, out
                          out=out)
     _native("sum" if reduce == "mean" else reduce, self, source, out)
     if out.shape != self.shape:
-        out.resize_(self.shape)
+        out.resize_(self.shape)  # the meta kernel's check has warned as resize_output does
     if out is not self:
         out.copy_(self)
     return _index_into(out, dim, index, source, reduce, include_self)

@@ -17,7 +17,7 @@ the data's own range is read once from the device, as CUDA's histc does.
 Arguments the CPU refuses go to the fallback so that its error is the one raised."""
 import torch
 
-from ._lib import FLOAT_DTYPES, NATIVE_DTYPES, Unsupported, impl
+from ._lib import FLOAT_DTYPES, NATIVE_DTYPES, Unsupported, impl, resize_output
 from .ops_sort import sort_along
 
 _MAX_PAIRS = 1 << 20
@@ -82,9 +82,7 @@ def _merged_search(boundaries, values, right):
 def _into(out, result):
     if out.dtype != result.dtype:
         raise Unsupported()
-    if out.shape != result.shape:
-        out.resize_(result.shape)
-    return out.copy_(result)
+    return resize_output(out, result.shape).copy_(result)
 
 
 @impl("searchsorted.Tensor")

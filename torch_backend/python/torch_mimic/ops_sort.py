@@ -17,7 +17,7 @@ order. mode runs on the device for rows of at most 16 elements, which std::sort 
 insertion (stably: the index is the run's last occurrence), and on the CPU beyond."""
 import torch
 
-from ._lib import FLOAT_DTYPES, NATIVE_DTYPES, Unsupported, impl
+from ._lib import FLOAT_DTYPES, NATIVE_DTYPES, Unsupported, impl, resize_output
 
 _ops = torch.ops.mimic
 _INSERTION_SORTED = 16  # libstdc++'s std::sort sorts this few elements by insertion only
@@ -66,9 +66,7 @@ def _selectable(self):
 def _write(out, result):
     if out.dtype != result.dtype:
         raise Unsupported()  # the CPU kernel names the dtype it expected
-    if out.shape != result.shape:
-        out.resize_(result.shape)
-    out.copy_(result)
+    resize_output(out, result.shape).copy_(result)
     return out
 
 
