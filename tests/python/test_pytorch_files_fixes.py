@@ -182,3 +182,22 @@ def test_out_resize_warns_as_the_cpu(device, name):
     assert expected, "the CPU warns"
     assert _resize_warnings(lambda: op(x.to(device), torch.empty(7, device=device))) == expected  # one per output
     assert _resize_warnings(lambda: op(x.to(device), torch.empty(0, device=device))) == []
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int32, torch.int64, torch.float32])
+def test_amin_of_unsigned_and_integer_values(device, dtype):
+    """scatter_reduce/index_reduce amin sort by -value: uint8's own negation wraps (0 sorted
+    before 3), which PyTorch's test_index_reduce found."""
+    for seed in range(4):
+        g = torch.Generator().manual_seed(seed)
+        x = torch.randint(0, 5, (6, 5), generator=g).to(dtype)
+        src = torch.randint(0, 5, (8, 5), generator=g).to(dtype)
+        index = torch.randint(0, 6, (8, 5), generator=g)
+        for include_self in (True, False):
+            expected = x.scatter_reduce(0, index, src, "amin", include_self=include_self)
+            actual = x.to(device).scatter_reduce(0, index.to(device), src.to(device), "amin", include_self=include_self)
+            assert torch.equal(actual.cpu(), expected)
+            rows = index[:, 0]
+            expected = x.clone().index_reduce_(0, rows, src, "amin", include_self=include_self)
+            actual = x.to(device).index_reduce_(0, rows.to(device), src.to(device), "amin", include_self=include_self)
+            assert torch.equal(actual.cpu(), expected)

@@ -69,8 +69,10 @@ def _scatter_extreme(result, dim, index, part, reduce, include_self):
     target = result if result.is_contiguous() else result.contiguous()
     scattered = target.clone() if include_self else target
     values = part.reshape(-1)
-    keys = values if reduce == "amax" else launch(empty(values.shape, values.dtype, values.device), [values],
-                                                  "x0 neg", values.dtype)
+    # amin sorts by -value: in int64 for the integer types, whose own negation wraps (uint8's -0 < -3).
+    key_dtype = values.dtype if values.dtype in FLOAT_DTYPES else torch.int64
+    keys = values if reduce == "amax" else launch(empty(values.shape, key_dtype, values.device), [values],
+                                                  "x0 neg", key_dtype)
     order = torch.sort(keys, stable=True)[1]
     targets = _flat_targets(target, dim, index).view(-1)
     _ops.scatter(scattered.view(-1), 0, targets.index_select(0, order), values.index_select(0, order), False)
