@@ -191,7 +191,7 @@ int main(void) {
   void* nowhere = NULL;
   expectError(mimicMemAlloc(count + 5, 4096, &nowhere), MIMIC_ERROR_INVALID_DEVICE,
               "mimicMemAlloc(bad device, 4096, &p)");
-  expectError(mimicMemAlloc(0, props.totalMemory + 1, &nowhere), MIMIC_ERROR_INVALID_SIZE,
+  expectError(mimicMemAlloc(0, props.totalMemory + 1, &nowhere), MIMIC_ERROR_OUT_OF_MEMORY,
               "mimicMemAlloc(0, more than the HBM, &p)");
   expectError(mimicMemsetAsync(a, 300, 16, queue), MIMIC_ERROR_INVALID_VALUE,
               "mimicMemsetAsync(a, 300, 16, queue)");
