@@ -51,7 +51,7 @@ def test_index_reduce_still_checks_sizes(device):
                         "amax")
 
 
-SAME_WIDTH = [torch.int8, torch.float64, torch.complex64, torch.complex128]
+SAME_WIDTH = [torch.int8, torch.int16, torch.float64, torch.complex64, torch.complex128]
 
 
 @pytest.mark.parametrize("dtype", SAME_WIDTH)

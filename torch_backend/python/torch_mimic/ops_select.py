@@ -114,15 +114,15 @@ def _check_mask(mask, message, depth):
 
 
 # Dtypes the index kernels do not move, selected as the bits of a native dtype of their width
-# (selecting only moves elements). complex128 moves as pairs of int64.
+# (selecting only moves elements), or as pairs of a native dtype of half their width.
 _SAME_WIDTH = {torch.int8: torch.uint8, torch.float64: torch.int64, torch.complex64: torch.int64}
+_PAIRS = {torch.int16: torch.uint8, torch.complex128: torch.int64}
 
 
 def _masked_select(self, mask):
     if mask.dtype not in (torch.bool, torch.uint8):
         raise RuntimeError("masked_select: expected BoolTensor or ByteTensor for mask")
-    pairs = self.dtype == torch.complex128
-    if self.dtype not in NATIVE_DTYPES and (self.dtype not in _SAME_WIDTH and not pairs
+    if self.dtype not in NATIVE_DTYPES and (self.dtype not in _SAME_WIDTH and self.dtype not in _PAIRS
                                             or self.is_conj() or self.is_neg()):
         raise Unsupported()
     _check_mask(mask, _DEPRECATED_BYTE_INDEX, 1)
@@ -130,18 +130,17 @@ def _masked_select(self, mask):
     shape = list(values.shape)
     if values.numel() == 0:
         return empty([0], self.dtype, self.device)
-    if pairs:
-        values = torch.view_as_real(values).view(torch.int64)
+    if self.dtype in _PAIRS:
         mask = mask.unsqueeze(-1).expand(shape + [2])
+        # complex128's parts view without a copy; int16's last dim must first be dense.
+        values = torch.view_as_real(values) if values.is_complex() else values.contiguous().unsqueeze(-1)
+        values = values.view(_PAIRS[self.dtype])
         shape.append(2)
     elif self.dtype in _SAME_WIDTH:
         values = values.view(_SAME_WIDTH[self.dtype])
     flags, n = _mask_flags(mask, shape)
     slots = _slots(flags)
-    result = _gather_selected(values, flags, slots, n, _count(slots, n), shape)
-    if pairs:
-        return torch.view_as_complex(result.view(torch.float64).view(-1, 2))
-    return result.view(self.dtype)
+    return _gather_selected(values, flags, slots, n, _count(slots, n), shape).view(self.dtype)
 
 
 @impl("masked_select")
