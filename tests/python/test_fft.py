@@ -136,6 +136,13 @@ def test_out_variants(device, fallbacks):
     torch.fft.rfft(r.to(device), out=spectrum)
     _check(spectrum, r, torch.fft.rfft, 32, 1.0)
     assert fallbacks() == {}
+    message = "Expected all tensors to be on the same device"
+    for fn, source, out in ((torch.fft.fft, x, torch.empty(0, dtype=torch.complex64)),
+                            (torch.fft.fft, x[:, :12], torch.empty(0, dtype=torch.complex64)),
+                            (torch.fft.rfft, r, torch.empty(0, dtype=torch.complex64)),
+                            (torch.fft.irfft, x, torch.empty(0))):
+        with pytest.raises(RuntimeError, match=message):
+            fn(source.to(device), out=out)
 
 
 def test_backward_matches_cpu(device, fallbacks):

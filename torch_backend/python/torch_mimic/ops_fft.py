@@ -251,6 +251,16 @@ def _require(self, dtype, dims, lengths):
         raise Unsupported()  # longer than the four steps reach
 
 
+def _check_out(self, out, dtype):
+    """out= on the input's device (the CPU kernels' error otherwise), of the result's dtype
+    (else the fallback gives the CPU kernel's error), resized as out= variants are."""
+    if out.device != self.device:
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {self.device} and {out.device}!")
+    if out.dtype != dtype:
+        raise Unsupported()
+
+
 def _c2c_into(out, self, dims, normalization, forward):
     """c2c along every dim of ``dims``: the first from self into out, the others in place."""
     source = self
@@ -273,8 +283,7 @@ def _c2c(self, dim, normalization, forward, out=None):
     if out is None:
         out = torch.empty(self.shape, dtype=_C64, device=self.device)
     else:
-        if out.dtype != _C64:
-            raise Unsupported()
+        _check_out(self, out, _C64)
         prepare_out(out, self.shape, _C64)
     if self.numel() == 0:
         return out
@@ -303,8 +312,7 @@ def _r2c(self, dim, normalization, onesided, out=None):
     if out is None:
         out = torch.empty(shape, dtype=_C64, device=self.device)
     else:
-        if out.dtype != _C64:
-            raise Unsupported()
+        _check_out(self, out, _C64)
         prepare_out(out, shape, _C64)
     if self.numel() == 0:
         return out
@@ -339,8 +347,7 @@ def _c2r(self, dim, normalization, last_dim_size, out=None):
     if out is None:
         out = torch.empty(shape, dtype=_F32, device=self.device)
     else:
-        if out.dtype != _F32:
-            raise Unsupported()
+        _check_out(self, out, _F32)
         prepare_out(out, shape, _F32)
     if out.numel() == 0:
         return out
