@@ -34,7 +34,7 @@
 #include <string>
 #include <string_view>
 
-#include "sim/isa/module.h"
+#include "module.h"
 
 namespace mimic::isa {
 

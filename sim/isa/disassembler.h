@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "sim/isa/isa.h"
-#include "sim/isa/module.h"
+#include "isa.h"
+#include "module.h"
 
 namespace mimic::isa {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "sim/isa/isa.h"
+#include "isa.h"
 
 namespace mimic::isa {
 

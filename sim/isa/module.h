@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/isa/isa.h"
+#include "isa.h"
 
 namespace mimic::isa {
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/isa/module.h"
+#include "module.h"
 
 namespace mimic::isa {
 

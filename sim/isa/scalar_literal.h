@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "sim/isa/isa.h"
+#include "isa.h"
 
 namespace mimic::isa {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <utility>
 
-#include "sim/isa/isa.h"
-#include "sim/isa/module.h"
+#include "isa.h"
+#include "module.h"
 
 namespace mimic::isa {
 

@@ -60,6 +60,7 @@ from . import _fake_tensor  # noqa: E402
 from . import _tensor_compat  # noqa: E402
 from . import profiler  # noqa: E402,F401
 from . import sanitizer  # noqa: E402,F401
+from . import kernels  # noqa: E402,F401
 
 _distributed.register()
 _fake_tensor.install()
