@@ -201,3 +201,15 @@ def test_amin_of_unsigned_and_integer_values(device, dtype):
             expected = x.clone().index_reduce_(0, rows, src, "amin", include_self=include_self)
             actual = x.to(device).index_reduce_(0, rows.to(device), src.to(device), "amin", include_self=include_self)
             assert torch.equal(actual.cpu(), expected)
+
+
+@pytest.mark.parametrize("op", [torch.linspace, torch.logspace])
+def test_linspace_logspace_refuse_an_overlapping_out(device, op):
+    """PyTorch's test_linlogspace_mem_overlap: an out= whose elements share memory is refused."""
+    with pytest.raises(RuntimeError) as cpu_error:
+        op(1, 10, 10, out=torch.rand(1).expand(10))
+    with pytest.raises(RuntimeError) as device_error:
+        op(1, 10, 10, out=torch.rand(1, device=device).expand(10))
+    assert str(device_error.value) == str(cpu_error.value)
+    out = torch.empty(20, device=device)[::2]  # strided, but no element shared
+    assert torch.equal(op(1, 10, 10, out=out).cpu(), op(1, 10, 10))

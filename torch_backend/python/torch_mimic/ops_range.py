@@ -25,6 +25,9 @@ def _typed(value, dtype):
 def _check_steps(steps, out, dtypes):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    if torch._debug_has_internal_overlap(out) == 1:  # 1: certainly overlaps, as PyTorch's check
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
     if out.dtype not in dtypes:
         raise Unsupported()
 
