@@ -269,6 +269,36 @@ def test_complex_ops_linear_over_the_reals(device, fallbacks, name):
     assert not fallbacks()
 
 
+def test_complex_sqrt_matches_csqrtf(device, fallbacks):
+    generator = torch.Generator().manual_seed(4)
+    scale = torch.exp(torch.randn(2, 2000, generator=generator) * 5)
+    z = torch.complex(torch.randn(2000, generator=generator) * scale[0],
+                      torch.randn(2000, generator=generator) * scale[1])
+    special = torch.tensor([0j, complex(-0.0, 0.0), complex(0.0, -0.0), -4 + 0j,
+                            complex(-4, -0.0), 3e38 + 3e38j, 1e-40 + 1e-40j, -1e-30 + 1e-35j])
+    z = torch.cat([special, z])
+    expected, actual = _both(torch.sqrt, z, device=device)
+    # Each part is within a few float32 roundings of the root (a modulus correct to an ulp, one
+    # square root, one division): assert_close's float32 defaults bound that.
+    torch.testing.assert_close(actual, expected)
+    assert torch.equal(actual[:8].real.signbit(), expected[:8].real.signbit())
+    assert torch.equal(actual[:8].imag.signbit(), expected[:8].imag.signbit())
+    assert not fallbacks()
+
+
+def test_complex_lerp_addcmul_addcdiv(device, fallbacks):
+    a, b, c = _complex(4, 5), _complex(4, 5, seed=1), _complex(5, seed=2)
+    weights = torch.tensor([0.2, 0.7, 1.0, 0.0, -0.3]) + 0.1j
+    cases = [lambda x, y, z, w: torch.lerp(x, y, w), lambda x, y, z, w: torch.lerp(x, y, 0.75),
+             lambda x, y, z, w: torch.addcmul(x, y, z, value=2),
+             lambda x, y, z, w: torch.addcdiv(x, y, z, value=-0.5)]
+    for case in cases:
+        expected = case(a, b, c, weights)
+        actual = case(a.to(device), b.to(device), c.to(device), weights.to(device)).cpu()
+        torch.testing.assert_close(actual, expected)
+    assert not fallbacks()
+
+
 def test_complex_conjugate_views_resolve_before_moving(device):
     x = _complex(4, 4)
     expected, actual = _both(lambda t: t.conj().flip(0).tril(), x, device=device)

@@ -91,6 +91,27 @@ std::string complexAbs(const Part& z) {
                where(scale + " inf eq", "inf", where(outOfRange, scaled, accurate)));
 }
 
+// The principal square root without cancellation (as csqrtf): t = sqrt(|re| / 2 + |z| / 2) is
+// the part of larger magnitude, the other is |im| / (2 t), and im's sign (-0 included) goes to
+// the imaginary part; 0 keeps its imaginary part (csqrt(+-0) = +-0).
+Part complexSqrt(const Part& z) {
+  const std::string direct =
+      call(add(mul(call(z.re, "abs"), "0.5"), mul(complexAbs(z), "0.5")), "sqrt");
+  // Near the float range's top, 2 sqrt(|re| / 8 + |z / 8|), whose terms cannot overflow.
+  const std::string eighth = complexAbs({mul(z.re, "0.125"), mul(z.im, "0.125")});
+  const std::string scaled = mul("2", call(add(mul(call(z.re, "abs"), "0.125"), eighth), "sqrt"));
+  const std::string huge = z.re + " abs " + z.im + " abs max 1e37 gt";
+  const std::string t = where(huge, scaled, direct);
+  const std::string other = div(call(z.im, "abs"), mul(t, "2"));
+  const std::string negativeIm = z.im + " 0 lt 1 " + z.im + " div 0 lt or";
+  const std::string signedT = where(negativeIm, neg(t), t);
+  const std::string signedOther = where(negativeIm, neg(other), other);
+  const std::string nonNegative = z.re + " 0 ge";
+  const std::string zero = t + " 0 eq";
+  return {where(zero, "0", where(nonNegative, t, other)),
+          where(zero, z.im, where(nonNegative, signedOther, signedT))};
+}
+
 enum class ComplexResult {
   Complex,  // the promoted type, which must be complex64
   Real,     // float32 (abs of complex64)
@@ -174,6 +195,37 @@ const std::vector<ComplexPointwiseOp>& complexOps() {
          const std::string a = complexAbs(p[0]);
          return pair(
              {where(a + " 0 eq", "0", div(p[0].re, a)), where(a + " 0 eq", "0", div(p[0].im, a))});
+       }},
+      {"sqrt", {"self"}, {}, R::Complex, [](P p) { return pair(complexSqrt(p[0])); }},
+      // self + weight (end - self) where |weight| < 0.5, else end - (end - self) (1 - weight),
+      // as PyTorch's CPU kernel (exact at both ends).
+      {"lerp",
+       {"self", "end", "weight"},
+       {"self", "end"},
+       R::Complex,
+       [](P p) {
+         const Part diff{sub(p[1].re, p[0].re), sub(p[1].im, p[0].im)};
+         const Part low = complexMul(p[2], diff);
+         const Part high = complexMul(diff, {sub("1", p[2].re), neg(p[2].im)});
+         const std::string small = complexAbs(p[2]) + " 0.5 lt";
+         return pair({where(small, add(p[0].re, low.re), sub(p[1].re, high.re)),
+                      where(small, add(p[0].im, low.im), sub(p[1].im, high.im))});
+       }},
+      {"addcmul",
+       {"self", "tensor1", "tensor2", "value"},
+       {"self", "tensor1", "tensor2"},
+       R::Complex,
+       [](P p) {
+         const Part term = complexMul(p[3], complexMul(p[1], p[2]));
+         return pair({add(p[0].re, term.re), add(p[0].im, term.im)});
+       }},
+      {"addcdiv",
+       {"self", "tensor1", "tensor2", "value"},
+       {"self", "tensor1", "tensor2"},
+       R::Complex,
+       [](P p) {
+         const Part term = complexMul(p[3], complexDiv(p[1], p[2]));
+         return pair({add(p[0].re, term.re), add(p[0].im, term.im)});
        }},
       {"abs",
        {"self"},
