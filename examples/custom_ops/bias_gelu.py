@@ -85,16 +85,18 @@ def bias_gelu_kernel_api(x, bias):
     return out
 
 
-def build_extension(prefix, build_directory=None):
-    """Builds bias_gelu_ext.cpp against the SDK installed in ``prefix`` and loads it into this
-    process: torch.ops.mimic_ext.bias_gelu then exists. Import torch_mimic first."""
+def build_extension(prefix, build_directory=None, extra_sources=()):
+    """Builds bias_gelu_ext.cpp (and ``extra_sources``) against the SDK installed in ``prefix``
+    and loads it into this process: torch.ops.mimic_ext.bias_gelu then exists. Import
+    torch_mimic first."""
     from torch.utils import cpp_extension
 
     backend_dir = os.path.dirname(torch_mimic.__file__)  # libmimic_torch.so
     lib_dir = os.path.join(prefix, "lib")
     cpp_extension.load(
         name="bias_gelu_ext",
-        sources=[os.path.join(os.path.dirname(os.path.abspath(__file__)), "bias_gelu_ext.cpp")],
+        sources=[os.path.join(os.path.dirname(os.path.abspath(__file__)), "bias_gelu_ext.cpp"),
+                 *extra_sources],
         extra_include_paths=[os.path.join(prefix, "include")],
         extra_ldflags=[f"-L{lib_dir}", "-lmimic_isa", "-lmimic", f"-L{backend_dir}",
                        "-lmimic_torch", f"-Wl,-rpath,{lib_dir}:{backend_dir}"],

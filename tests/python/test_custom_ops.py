@@ -60,16 +60,17 @@ def test_bias_gelu_with_the_kernel_api(device):
 
 
 def test_bias_gelu_as_a_cpp_extension(device, tmp_path):
-    """Installs the build into a scratch prefix and builds bias_gelu_ext.cpp against it with
-    torch.utils.cpp_extension: one compile of a torch TU, about a minute on a loaded 2-core
-    machine, so the test does it once for both checks."""
+    """Installs the build into a scratch prefix and builds bias_gelu_ext.cpp (with
+    torch_api_probe.cpp) against it with torch.utils.cpp_extension: compiles of torch TUs, about
+    a minute on a loaded 2-core machine, so one test checks the op and mimic/torch.h's streams."""
     if not BUILD:
         pytest.skip("MIMIC_CLI is not set: run through ctest, which points it at the build")
     prefix = tmp_path / "prefix"
     env = dict(os.environ, PYTHONUSERBASE=str(tmp_path / "userbase"))  # mimic.pth goes there
     subprocess.run(["cmake", "--install", BUILD, "--prefix", str(prefix)], env=env, check=True,
                    capture_output=True, timeout=300)
-    bias_gelu.build_extension(str(prefix), build_directory=str(tmp_path))
+    probe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_api_probe.cpp")
+    bias_gelu.build_extension(str(prefix), build_directory=str(tmp_path), extra_sources=[probe])
     torch.manual_seed(1)
     x, bias = torch.randn(4, 33, 512) * 3, torch.randn(512)
     got = torch.ops.mimic_ext.bias_gelu(x.to(device), bias.to(device)).cpu()
@@ -77,6 +78,18 @@ def test_bias_gelu_as_a_cpp_extension(device, tmp_path):
     assert within_error_bound(got, x, bias)
     with pytest.raises(RuntimeError, match="bias must be 1-D with x's last dimension"):
         torch.ops.mimic_ext.bias_gelu(x.to(device), bias[:7].to(device))
+
+    # mimic/torch.h's streams, from C++ (tests/python/torch_api_probe.cpp).
+    side = torch_mimic.Stream(device)
+    side_id = side._cdata & 0xFFFFFFFFFFFF  # c10::Stream::pack keeps the id in the low 48 bits
+    with torch_mimic.stream(side):
+        current, round_trip, default, guarded, guarded_queue, after, index, count = \
+            torch.ops.mimic_probe.streams(torch_mimic.default_stream(device)._cdata)
+    assert (current, round_trip, default) == (side_id, 1, 0)
+    assert (guarded, guarded_queue, after) == (0, 1, side_id)
+    assert (index, count) == (0, torch_mimic.device_count())
+    with pytest.raises(RuntimeError, match="is not the queue of a stream of mimic device 0"):
+        torch.ops.mimic_probe.foreign_queue()
 
 
 def scale_on(device, module, **launch):

@@ -61,7 +61,7 @@ c10::Stream streamOf(int device, mimicQueue queue) {
       candidate = torch_backend::queueOf(stream);
     } catch (const c10::Error&) {
       TORCH_CHECK(false, "mimic: streamOf: queue ", static_cast<const void*>(queue),
-                  " is not the queue of a stream of mimic device ", where.index(),
+                  " is not the queue of a stream of mimic device ", int(where.index()),
                   " (queues created with mimicQueueCreate have no stream)");
     }
     if (candidate == queue) return stream;
