@@ -335,6 +335,7 @@ std::pair<double, int> table(Ranks& k, const Options& o, Kind kind, size_t* wron
       }
     }
     std::printf("\n");
+    std::fflush(stdout);  // a row at a time, as nccl-tests, also through a pipe
   }
   return {busSum, rows};
 }
