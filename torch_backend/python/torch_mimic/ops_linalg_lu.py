@@ -311,11 +311,14 @@ def linalg_lu_out(A, *, pivot=True, P, L, U):
 
 def _inv_ex(A, check_errors):
     """The inverse as PyTorch computes it: solve_ex with the identity on the right."""
-    require_float32(A)
+    require_solvable(A)
     shapes = _aten.linalg_inv_ex(meta(A), check_errors=False)
     n = A.shape[-1]
     batch = A.shape[:-2]
-    eye = identity_like(math.prod(batch), n, A.device).reshape(*batch, n, n)
+    if A.is_complex():
+        eye = torch.eye(n, dtype=A.dtype, device=A.device).expand(*batch, n, n).contiguous()
+    else:
+        eye = identity_like(math.prod(batch), n, A.device).reshape(*batch, n, n)
     inverse, _, _, info = _solve_ex(A, eye, True, False)
     if check_errors:
         check_errors_of(info, "linalg.inv_ex", A.dim() == 2)
@@ -329,5 +332,5 @@ def linalg_inv_ex(A, *, check_errors=False):
 
 @impl("linalg_inv_ex.inverse")
 def linalg_inv_ex_out(A, *, check_errors=False, inverse, info):
-    require_float32(inverse)
+    require_solvable(inverse)
     return tuple(write_out(o, r) for o, r in zip((inverse, info), _inv_ex(A, check_errors)))

@@ -12,6 +12,14 @@ from ._lib import Unsupported, impl
 from .ops_upsample import add_along, into_out, meta_like, require_float32, select_along
 
 
+def _require_moved(*tensors):
+    """float32, or complex64, whose elements the index kernels move as raw words and whose
+    gradients they add as float32 halves."""
+    if tensors[0].dtype == torch.complex64 and all(t.dtype == torch.complex64 for t in tensors):
+        return
+    require_float32(*tensors)
+
+
 def _positions(mode, input_size, before, after):
     i = torch.arange(-before, input_size + after, dtype=torch.int64)
     if mode == "reflection":
@@ -38,7 +46,7 @@ def _register(mode, spatial):
 
     def forward(self, padding):
         forward_op(meta_like(self), padding)  # the CPU's checks
-        require_float32(self)
+        _require_moved(self)
         if self.numel() == 0:
             return torch.empty(forward_op(meta_like(self), padding).shape, dtype=self.dtype, device=self.device)
         return select_along(self, _indices(mode, self.shape, padding, self.device))
@@ -48,7 +56,7 @@ def _register(mode, spatial):
             backward_op(meta_like(grad_output), meta_like(self), padding)
         elif tuple(forward_op(meta_like(self), padding).shape) != tuple(grad_output.shape):
             raise Unsupported()
-        require_float32(grad_output, self)
+        _require_moved(grad_output, self)
         if self.numel() == 0:
             return torch.zeros(self.shape, dtype=self.dtype, device=self.device)
         return add_along(grad_output, list(self.shape), _indices(mode, self.shape, padding, self.device))

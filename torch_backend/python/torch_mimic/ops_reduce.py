@@ -97,7 +97,7 @@ def std_mean(self, dim=None, *, correction=None, keepdim=False):
 
 
 def _vector_norm(self, ord, dim, keepdim, dtype):
-    if self.dtype == torch.complex64 and dtype is None:
+    if self.dtype == torch.complex64 and dtype in (None, torch.complex64):
         return _vector_norm(self.abs(), ord, dim, keepdim, None)  # the norm of the moduli
     if self.dtype not in FLOAT_DTYPES:
         raise Unsupported()
