@@ -44,11 +44,10 @@ FILES = {
     "test_type_promotion": "result dtypes of mixed-dtype ops, out= casting rules",
     "test_tensor_creation_ops": "arange/linspace/empty/full/cat/*_like, random factories",
 }
-# The ctest's quick selection (file: -k expression or None for the whole file), under four
-# minutes on this project's 2-core machine: test_foreach's float32 fast paths are 45 s of its
-# 4 minutes (its pointwise_op tests alone take 52 s in float32).
-QUICK = {"test_type_promotion": None, "test_view_ops": None,
-         "test_foreach": "float32 and fastpath and not pointwise"}
+# The ctest's quick selection (file: -k expression or None for the whole file), about a minute
+# on this project's 2-core machine (each file is two pytest runs, mimic and CPU, of some 10 s of
+# start-up each): test_shape_ops whole (76 agnostic tests) and test_view_ops' TestViewOps (41).
+QUICK = {"test_shape_ops": None, "test_view_ops": "TestViewOps"}
 CLASSES = ("agnostic", "specific", "unrelated")
 DEFAULT_CLASSES = ("agnostic", "specific")  # "unrelated" runs the plain classes on the CPU too
 DEVICES = {"mimic": "privateuseone", "cpu": "cpu"}

@@ -56,7 +56,8 @@ def merge(known, reports):
                     added.append(test)
                 if test not in entries or not _same_cause(entries[test], row):
                     entries[test] = _measured_reason(row)
-            elif test in entries and row["mimic"]:
+            elif test in entries and row["mimic"] and row["mimic"]["outcome"] not in pytorch_tests.FAILED:
+                # (a test that failed on mimic and on a CPU run of this report keeps its entry)
                 removed.append(test)
                 del entries[test]
     return entries, added, removed

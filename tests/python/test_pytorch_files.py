@@ -200,7 +200,8 @@ def test_update_known_failures_merges_measured_reports(tmp_path):
         _row("test_x.py::T::test_new", "failed", "TypeError: new 1"),
         _row("test_x.py::T::test_annotated", "failed", "RuntimeError: bad 4"),
         _row("test_x.py::T::test_changed", "hang", "hang: ran past the 60 s watchdog"),
-        _row("test_x.py::T::test_skipped", "skipped", "Only runs on cuda")]}
+        _row("test_x.py::T::test_skipped", "skipped", "Only runs on cuda"),
+        dict(_row("test_x.py::T::test_not_run", "hang", "hang: ran past the 60 s watchdog"), mimic_failure=False)]}
     entries, added, removed = update_known_failures.merge(known, [report])
     assert added == ["test_x.py::T::test_new"] and removed == ["test_x.py::T::test_fixed"]
     assert entries == {"test_x.py::T::test_not_run": "ValueError: still listed",
