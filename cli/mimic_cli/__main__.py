@@ -1,7 +1,8 @@
 """mimic: the command-line tool of the mimic simulated accelerator.
 
 Each subcommand is a module with add_parser(subparsers) and run(args) -> exit code; a module
-that sets TAKES_SCRIPT_ARGS gets the arguments after -- as args.script_args. A user's mistake
+that sets TAKES_SCRIPT_ARGS gets the arguments after -- as args.script_args, and one that sets
+PASSES_ARGS gets every argument after its name, unparsed, in run_args(argv) -> exit code. A user's mistake
 raises common.UsageError: one line and a hint on stderr, exit code 2, no traceback.
 """
 import argparse
@@ -12,7 +13,8 @@ import sys
 from .common import Parser, UsageError, print_usage_error
 
 # In the order of `mimic --help`. demo and test_torch are optional: present when installed.
-SUBCOMMANDS = ["devices", "presets", "run", "what_if", "trace", "validate", "demo", "test_torch"]
+SUBCOMMANDS = ["devices", "presets", "run", "what_if", "trace", "validate", "bench_collectives",
+               "demo", "test_torch"]
 OPTIONAL = {"demo", "test_torch"}
 
 EPILOG = """examples:
@@ -21,7 +23,8 @@ EPILOG = """examples:
   mimic run train.py --preset tiny --sanitize all -- --epochs 1
   mimic what-if train.py --vary hbm_bandwidth=1x,2x,4x --vary clock=1x,2x
   mimic trace train.trace.json
-  mimic validate --preset a100"""
+  mimic validate --preset a100
+  mimic bench-collectives --preset a100 -b 1K -e 64M -f 4 -g 8"""
 
 
 def _modules():
@@ -60,7 +63,14 @@ def build_parser():
 
 def main(argv=None):
     parser, modules = build_parser()
-    own, script_args = split_script_args(sys.argv[1:] if argv is None else list(argv))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and getattr(modules.get(argv[0], (None,))[0], "PASSES_ARGS", False):
+        try:
+            return modules[argv[0]][0].run_args(argv[1:])
+        except UsageError as error:
+            print_usage_error(error)
+            return 2
+    own, script_args = split_script_args(argv)
     args, unknown = parser.parse_known_args(own)
     if args.command is None:
         parser.print_help()

@@ -65,3 +65,18 @@ def test_usage_errors_are_one_line_and_a_hint(args, problem):
     assert code == 2 and out == ""
     first, hint = err.strip().splitlines()
     assert problem in first and hint.startswith("hint: ")
+
+
+MIMIC = BENCH.parents[1] / "bin" / "mimic"
+
+
+def test_the_mimic_subcommand_runs_it_on_a_preset():
+    done = subprocess.run([str(MIMIC), "bench-collectives", "--preset", "tiny", "-b", "4K", "-e",
+                           "4K", "-C", "allreduce", "-g", "2"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# mimic-bench-collectives: preset tiny, 2 devices")
+    assert len([line for line in done.stdout.splitlines() if ROW.match(line)]) == 1
+    done = subprocess.run([str(MIMIC), "bench-collectives", "--preset", "h200"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "unknown preset 'h200'" in done.stderr
