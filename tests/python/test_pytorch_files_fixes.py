@@ -118,7 +118,7 @@ def _error_or_warnings(fn):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64,
-                                   torch.uint8, torch.bool])
+                                   torch.uint8, torch.bool, torch.complex64])
 def test_random_bounds_checked_as_the_cpu(device, dtype):
     """random_(from, to): from and to - 1 must fit the dtype, floats warn past their
     significand (PyTorch's check_from_to_in_range), with the CPU's messages."""

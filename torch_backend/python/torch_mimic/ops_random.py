@@ -82,6 +82,8 @@ def _check_bounds(self, low, high):
     """PyTorch's check_from_to_in_range: from and to - 1 must fit the dtype (an error), and a
     float dtype warns when they lie outside the integers its significand holds."""
     dtype = self.dtype
+    if dtype.is_complex:
+        raise Unsupported()  # the CPU's "not implemented for" error
     if dtype == torch.bool:
         lowest, highest = 0, 1
     else:
