@@ -213,3 +213,17 @@ def test_linspace_logspace_refuse_an_overlapping_out(device, op):
     assert str(device_error.value) == str(cpu_error.value)
     out = torch.empty(20, device=device)[::2]  # strided, but no element shared
     assert torch.equal(op(1, 10, 10, out=out).cpu(), op(1, 10, 10))
+
+
+def test_arange_into_a_strided_out_of_as_many_elements(device):
+    """PyTorch's arange_out resizes only an out= of another element count (test_arange)."""
+    expected = torch.zeros(2, 3)
+    torch.arange(0, 4, out=expected.narrow(1, 1, 2))
+    actual = torch.zeros(2, 3, device=device)
+    torch.arange(0, 4, out=actual.narrow(1, 1, 2))
+    assert torch.equal(actual.cpu(), expected)
+    out = torch.ones(7, device=device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the CPU's arange resizes without resize_output's warning
+        torch.arange(3, out=out)
+    assert torch.equal(out.cpu(), torch.arange(3.0))

@@ -5,7 +5,7 @@ import warnings
 
 import torch
 
-from ._lib import FLOAT_DTYPES, Unsupported, empty, impl, launch, prepare_out
+from ._lib import FLOAT_DTYPES, Unsupported, empty, impl, launch
 from ._random import next_key
 
 _UNIFORM = "rand s1 s0 sub mul s0 add"
@@ -158,5 +158,6 @@ def arange_out(start, end, step=1, *, out):
             compute = torch.int64
         if out.dtype == torch.int64 and step != 0:
             length = _arange_length(start, int(end), step)
-    prepare_out(out, (length,), out.dtype)
+    if out.numel() != length:  # as PyTorch's arange_out: an out= of that many elements keeps its shape
+        out.resize_((length,))
     return launch(out, [], "idx s1 mul s0 add", compute, [start, step])
