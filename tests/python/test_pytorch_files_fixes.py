@@ -227,3 +227,28 @@ def test_arange_into_a_strided_out_of_as_many_elements(device):
         warnings.simplefilter("error")  # the CPU's arange resizes without resize_output's warning
         torch.arange(3, out=out)
     assert torch.equal(out.cpu(), torch.arange(3.0))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_takes_byte_targets_as_the_cpu(device, reduction, fallbacks):
+    """PyTorch's CPU nll_loss takes Long or Byte targets (test_nll_loss_byte_target_matches_long);
+    log_softmax and the loss are within a few float32 roundings of the CPU's."""
+    x = _values((10, 4), torch.float32)
+    target = torch.randint(0, 4, (10,), generator=torch.Generator().manual_seed(3)).to(torch.uint8)
+    expected_input, input_ = x.clone().requires_grad_(), x.to(device).requires_grad_()
+    expected = torch.nn.functional.nll_loss(torch.log_softmax(expected_input, -1), target, reduction=reduction)
+    actual = torch.nn.functional.nll_loss(torch.log_softmax(input_, -1), target.to(device), reduction=reduction)
+    expected.sum().backward()
+    actual.sum().backward()
+    torch.testing.assert_close(actual.cpu(), expected, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(input_.grad.cpu(), expected_input.grad, atol=1e-5, rtol=1e-5)
+    assert fallbacks() == {}
+
+
+def test_nll_loss_names_the_target_dtype_as_the_cpu(device):
+    x, target = _values((4, 3), torch.float32), torch.tensor([0, 1, 2, 1], dtype=torch.int32)
+    with pytest.raises(RuntimeError) as cpu_error:
+        torch.nn.functional.nll_loss(x, target)
+    with pytest.raises(RuntimeError) as device_error:
+        torch.nn.functional.nll_loss(x.to(device), target.to(device))
+    assert str(device_error.value) == str(cpu_error.value)

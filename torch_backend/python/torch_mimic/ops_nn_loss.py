@@ -29,7 +29,7 @@ def _check_nll(self, target, weight):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if not (self.dim() == 1 and target.dim() == 0) and self.shape[0] != target.shape[0]:
         raise RuntimeError(f"size mismatch (got input: {list(self.shape)}, target: {list(target.shape)})")
-    _check_weight_and_target(self, target, weight)
+    _check_weight_and_target(self, target, weight, byte_target=True)
 
 
 def _check_nll2d(self, target, weight):
@@ -45,9 +45,17 @@ def _check_nll2d(self, target, weight):
     _check_weight_and_target(self, target, weight)
 
 
-def _check_weight_and_target(self, target, weight):
-    if target.dtype != torch.int64:
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
+# c10's names of the dtypes, which PyTorch's dtype errors print.
+_SCALAR_TYPE_NAMES = {torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short", torch.int32: "Int",
+                      torch.int64: "Long", torch.float16: "Half", torch.float32: "Float", torch.float64: "Double",
+                      torch.bool: "Bool", torch.bfloat16: "BFloat16"}
+
+
+def _check_weight_and_target(self, target, weight, byte_target=False):
+    """PyTorch's CPU nll_loss takes Long or Byte targets, nll_loss2d Long only."""
+    if target.dtype != torch.int64 and not (byte_target and target.dtype == torch.uint8):
+        raise RuntimeError("expected scalar type Long but found "
+                           + _SCALAR_TYPE_NAMES.get(target.dtype, str(target.dtype)))
     classes = self.shape[0 if self.dim() == 1 else 1]
     if weight is not None and weight.numel() != classes:
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but got "
