@@ -1,9 +1,9 @@
 // The indexing and joining ops on the device's index kernels (torch_backend/ops/index.h):
 // index_select, gather, scatter and scatter_add, index_add, advanced indexing and index_put with
 // integer tensors on leading dims, embedding backward, and cat as copies into slices. The ops
-// that only move elements also move dtypes the device does not compute in (complex64, float64)
-// as raw words; the others' values of such dtypes, and boolean masks (whose result size only the
-// data knows), take the counted CPU fallback.
+// that only move elements also move complex64 as raw words, and the accumulating ones add its
+// float32 halves; other dtypes the device does not compute in, and boolean masks (whose result
+// size only the data knows), take the counted CPU fallback.
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/_index_put_impl_ops.h>
@@ -39,10 +39,11 @@ using Fallback = at::native::call_fallback_fn<&cpuFallback, Op>;
 using OptionalTensors = c10::List<c10::optional<at::Tensor>>;
 
 // Ops that only move elements (selecting, gathering, writing without accumulating) also serve
-// dtypes the device does not compute in, complex64 among them: it moves their bits as integers
-// of the element's width (up to 8 bytes), which never converts them.
+// complex64, which the device does not compute in: they move its bits as 8-byte integers, which
+// never converts them. (float64 and the other stored-only dtypes keep the counted fallback until
+// the device computes in them.)
 bool movable(const at::Tensor& t) {
-  return computable(t) || (t.element_size() <= 8 && !t.is_conj() && !t.is_neg());
+  return computable(t) || (t.scalar_type() == at::kComplexFloat && !t.is_conj() && !t.is_neg());
 }
 
 ops::TensorView movedViewOf(const at::Tensor& t) {
