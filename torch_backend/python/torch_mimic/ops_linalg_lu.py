@@ -97,7 +97,7 @@ def permutation(pivots, m):
     return perm
 
 
-def _adjoint(t):
+def conj_transpose(t):
     """t^H in memory (t^T for real dtypes)."""
     return t.mT.conj().resolve_conj() if t.is_complex() else t.mT
 
@@ -106,7 +106,7 @@ def lu_solve(lu, pivots, b, left, adjoint):
     """X with A X = B (or A^H X = B with ``adjoint``; X A = B without ``left``), A = P L U given
     by ``lu`` [*, n, n] and ``pivots``; batch dimensions broadcast. Returns [batch..., n, k]."""
     if not left:
-        return _adjoint(lu_solve(lu, pivots, _adjoint(b), True, not adjoint))
+        return conj_transpose(lu_solve(lu, pivots, conj_transpose(b), True, not adjoint))
     batch = torch.broadcast_shapes(lu.shape[:-2], b.shape[:-2])
     n, k = b.shape[-2], b.shape[-1]
     a = flat(lu.expand(*batch, n, n))
@@ -114,7 +114,7 @@ def lu_solve(lu, pivots, b, left, adjoint):
     x = batched(b.expand(*batch, n, k))
     rows = permutation(piv, n).unsqueeze(-1).expand(-1, n, k)
     if adjoint:
-        a = _adjoint(a)
+        a = conj_transpose(a)
         solve_lower_upper_(a, x, upper=False, unit=False)
         solve_lower_upper_(a, x, upper=True, unit=True)
         x = torch.empty_like(x).scatter_(1, rows, x)
