@@ -222,11 +222,19 @@ def test_arange_into_a_strided_out_of_as_many_elements(device):
     actual = torch.zeros(2, 3, device=device)
     torch.arange(0, 4, out=actual.narrow(1, 1, 2))
     assert torch.equal(actual.cpu(), expected)
+    cpu_warnings = _warnings_of(lambda: torch.arange(3, out=torch.ones(7)))
     out = torch.ones(7, device=device)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the CPU's arange resizes without resize_output's warning
-        torch.arange(3, out=out)
+    assert _warnings_of(lambda: torch.arange(3, out=out)) == cpu_warnings and cpu_warnings  # arange's own
     assert torch.equal(out.cpu(), torch.arange(3.0))
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        torch.arange(10, out=torch.empty(1, device=device).expand(10))
+
+
+def _warnings_of(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [str(w.message).split(" (Triggered internally")[0] for w in caught]
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])

@@ -159,5 +159,13 @@ def arange_out(start, end, step=1, *, out):
         if out.dtype == torch.int64 and step != 0:
             length = _arange_length(start, int(end), step)
     if out.numel() != length:  # as PyTorch's arange_out: an out= of that many elements keeps its shape
+        if out.numel():
+            warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is {out.numel()} "
+                          f"which does not match the computed number of elements {length}. Note that this may "
+                          "occur as a result of rounding error. The out tensor will be resized to a tensor of "
+                          f"shape ({length},).")
         out.resize_((length,))
+    if torch._debug_has_internal_overlap(out) == 1:  # 1: certainly overlaps, as TensorIterator's check
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
     return launch(out, [], "idx s1 mul s0 add", compute, [start, step])
