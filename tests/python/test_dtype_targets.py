@@ -343,3 +343,43 @@ def test_complex_indexing_backward(device, fallbacks):
         grads.append(leaf.grad.cpu())
     torch.testing.assert_close(grads[1], grads[0])
     assert math.isfinite(grads[1].abs().sum().item())
+
+
+# --- complex64 linear algebra ---------------------------------------------------------------
+
+
+def _well_conditioned(n, batch=(), seed=5):
+    """Complex matrices with a dominant diagonal, and the bound on a backward-stable solve's
+    relative error: c n cond(A) eps (c = 8 covers the blocked updates' roundings)."""
+    a = _complex(*batch, n, n, seed=seed) + 4 * n * torch.eye(n)
+    cond = torch.linalg.cond(a.to(torch.complex128)).max().item()
+    return a, 8 * n * cond * 2.0 ** -24
+
+
+@pytest.mark.parametrize("upper, left", [(False, True), (True, True), (False, False), (True, False)])
+def test_complex_triangular_solve(device, fallbacks, upper, left):
+    a, rtol = _well_conditioned(6, (2,))
+    b = _complex(2, 6, 3, seed=6) if left else _complex(2, 3, 6, seed=6)
+    solve = lambda m, r: torch.linalg.solve_triangular(m, r, upper=upper, left=left)  # noqa: E731
+    expected, actual = _both(solve, a, b, device=device)
+    torch.testing.assert_close(actual, expected, rtol=rtol, atol=rtol * expected.abs().max().item())
+    assert not fallbacks()
+
+
+def test_complex_lu_solve_inverse_and_cholesky(device, fallbacks):
+    a, rtol = _well_conditioned(5, (3,))
+    hermitian = a @ a.mH  # positive definite: its condition number is cond(a)^2
+    b = _complex(3, 5, 2, seed=7)
+    cases = [
+        (lambda m, r: torch.linalg.solve(m, r), a, rtol),
+        (lambda m, r: torch.linalg.lu_solve(*torch.linalg.lu_factor(m), r, adjoint=True), a, rtol),
+        (lambda m, r: torch.linalg.inv(m), a, rtol),
+        (lambda m, r: torch.linalg.cholesky(m), hermitian, rtol),
+        (lambda m, r: torch.cholesky_solve(r, torch.linalg.cholesky(m, upper=True), upper=True),
+         hermitian, rtol * rtol / (8 * 5 * 2.0 ** -24)),
+    ]
+    for fn, matrix, bound in cases:
+        expected, actual = _both(fn, matrix, b, device=device)
+        torch.testing.assert_close(actual, expected, rtol=bound,
+                                   atol=bound * expected.abs().max().item())
+    assert not fallbacks()
