@@ -260,3 +260,20 @@ def test_nll_loss_names_the_target_dtype_as_the_cpu(device):
     with pytest.raises(RuntimeError) as device_error:
         torch.nn.functional.nll_loss(x.to(device), target.to(device))
     assert str(device_error.value) == str(cpu_error.value)
+
+
+@pytest.mark.parametrize("bounds", [(-5, float("nan")), (0, float("-inf"), -1), (float("inf"),), (float("nan"), 10),
+                                    (1.175494351e-38, 3.402823466e+38)])
+def test_arange_refuses_unsupported_ranges_as_the_cpu(device, bounds):
+    with pytest.raises(RuntimeError) as cpu_error:
+        torch.arange(*bounds)
+    with pytest.raises(RuntimeError) as device_error:
+        torch.arange(*bounds, device=device)
+    assert str(device_error.value) == str(cpu_error.value)
+
+
+@pytest.mark.parametrize("bounds", [(0, 100 * 1449629115440469, 1449629115440469), (10, 0, -3), (-4.0, 4.0, 0.01),
+                                    (0.6, 0.89, 0.1)])
+def test_arange_length_as_the_cpu(device, bounds):
+    """int64 lengths by exact integer division (a double quotient rounds 100 up to 101 here)."""
+    assert torch.arange(*bounds, device=device).shape == torch.arange(*bounds).shape

@@ -137,12 +137,25 @@ def random_(self, *, generator=None):
     raise Unsupported()
 
 
+def _scalar_text(value):
+    return str(value) if isinstance(value, int) else f"{value:g}"  # as c10::Scalar prints
+
+
 def _arange_length(start, end, step):
+    """PyTorch's arange checks and length: (end - start) / step in double, rounded up."""
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_scalar_text(start)} -> {_scalar_text(end)}")
     if (step > 0 and start > end) or (step < 0 and start < end):
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    return max(0, math.ceil((end - start) / step))
+    if all(isinstance(v, int) for v in (start, end, step)):
+        length = -((start - end) // step)  # int64 results: exact, as the CPU's integer division
+    else:
+        length = math.ceil((float(end) - float(start)) / float(step))
+    if not 0 <= length <= 2 ** 63 - 1:
+        raise RuntimeError("invalid size, possible overflow?")
+    return length
 
 
 @impl("arange.start_out")
