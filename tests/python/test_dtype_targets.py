@@ -299,6 +299,22 @@ def test_complex_lerp_addcmul_addcdiv(device, fallbacks):
     assert not fallbacks()
 
 
+def test_complex_cumprod(device, fallbacks):
+    x = _complex(3, 7, 2) * 0.8
+    x[1, 3] = 0
+    for dim in (0, 1, -1):
+        expected, actual = _both(lambda t: torch.cumprod(t, dim), x, device=device)
+        # Products of at most 7 factors in another association: each factor's rounding (about
+        # 2 eps for a complex multiply) adds up to 14 eps relative, in assert_close's defaults.
+        torch.testing.assert_close(actual, expected)
+    out = torch.empty(0, dtype=C64, device=device)
+    torch.cumprod(x.to(device), 1, out=out)
+    torch.testing.assert_close(out.cpu(), torch.cumprod(x, 1))
+    assert torch.equal(torch.cumprod(torch.tensor(2 + 1j, device=device), 0).cpu(),
+                       torch.tensor(2 + 1j))
+    assert not fallbacks()
+
+
 def test_complex_conjugate_views_resolve_before_moving(device):
     x = _complex(4, 4)
     expected, actual = _both(lambda t: t.conj().flip(0).tril(), x, device=device)

@@ -53,11 +53,28 @@ def _scan_input(self, out_dtype):
     return self.to(out_dtype)
 
 
+def _complex_cumprod(self, dim):
+    """The running products of complex64 ``self`` along ``dim`` by doubling (Hillis-Steele):
+    after the step of span s every element holds the product of the 2s elements ending at it;
+    ceil(log2 n) steps of one complex multiply each, on the device's complex pointwise ops."""
+    result = self.clone(memory_format=torch.contiguous_format) if self.dim() else self.clone()
+    n = result.shape[dim] if result.dim() else 1
+    span = 1
+    while span < n:
+        later = result.narrow(dim, span, n - span)
+        later.copy_(later * result.narrow(dim, 0, n - span))
+        span *= 2
+    return result
+
+
 def _cumulative(kind, kernel, self, dim, dtype, out=None):
     dim = wrap_dim(dim, self.dim())
-    if kind == "sum" and self.dtype == torch.complex64 and dtype in (None, torch.complex64) and \
+    if self.dtype == torch.complex64 and dtype in (None, torch.complex64) and \
             (out is None or out.dtype == torch.complex64):
-        result = by_parts(lambda part: _cumulative(kind, kernel, part, dim, None), self)
+        if kind == "sum":
+            result = by_parts(lambda part: _cumulative(kind, kernel, part, dim, None), self)
+        else:
+            result = _complex_cumprod(self, dim)
         return result if out is None else into(out, result)
     if out is None:
         out_dtype = dtype or (torch.int64 if self.dtype in _INTEGRAL else self.dtype)
