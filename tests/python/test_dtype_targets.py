@@ -399,3 +399,19 @@ def test_complex_lu_solve_inverse_and_cholesky(device, fallbacks):
         torch.testing.assert_close(actual, expected, rtol=bound,
                                    atol=bound * expected.abs().max().item())
     assert not fallbacks()
+
+
+def test_complex_det_and_slogdet(device, fallbacks):
+    a, rtol = _well_conditioned(5, (3,))
+    singular = a.clone()
+    singular[1, :, 2] = singular[1, :, 0] * (1 - 2j)
+    for fn in (torch.linalg.det, lambda m: torch.linalg.slogdet(m)):
+        expected, actual = _both(lambda m: torch.stack(list(fn(m))) if isinstance(fn(m), tuple)
+                                 else fn(m), a, device=device)
+        # A product of n factors of relative error rtol each (the LU's backward error).
+        torch.testing.assert_close(actual, expected, rtol=5 * rtol, atol=0)
+    expected, actual = _both(torch.linalg.det, singular, device=device)
+    assert actual[1].abs() <= 5 * rtol * expected[0].abs()
+    assert torch.equal(torch.linalg.det(torch.ones(0, 0, dtype=C64, device=device)).cpu(),
+                       torch.tensor(1 + 0j))
+    assert not fallbacks()

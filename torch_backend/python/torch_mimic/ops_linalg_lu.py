@@ -18,8 +18,9 @@ import torch
 
 from ._lib import Unsupported, impl
 from .ops_complex import real_parts
-from .ops_linalg_triangular import (F32, PANEL, batched, flat, identity_like, like_meta, meta, require_float32,
+from .ops_linalg_triangular import (F32, PANEL, batched, flat, identity_like, like_meta, meta,
                                     require_solvable, solve_lower_upper_, write_out)
+from .ops_scan import complex_cumprod
 
 _aten = torch.ops.aten
 
@@ -250,41 +251,52 @@ def permutation_sign(pivots):
 
 
 def _factor_for_det(A):
-    # det(A^T) = det(A): a contiguous A is factored transposed, as PyTorch's kernel does, so
-    # that LU and pivots (which autograd reuses) are the same.
-    lu, pivots, _ = lu_factor(A.mT if A.is_contiguous() else A)
+    # det(A^T) = det(A): a contiguous real A is factored transposed, as PyTorch's kernel does,
+    # so that LU and pivots (which autograd reuses) are the same.
+    lu, pivots, _ = lu_factor(A.mT if A.is_contiguous() and not A.is_complex() else A)
     return lu, pivots
+
+
+def _diagonal_product(diagonal):
+    """The product over the last dim; complex64 by the device's running complex products."""
+    if not diagonal.is_complex():
+        return diagonal.prod(-1)
+    if diagonal.shape[-1] == 0:
+        return torch.ones(diagonal.shape[:-1], dtype=diagonal.dtype, device=diagonal.device)
+    return complex_cumprod(diagonal, diagonal.dim() - 1).select(-1, -1)
 
 
 @impl("_linalg_det")
 def linalg_det(A):
-    require_float32(A)
+    require_solvable(A)
     shapes = _aten._linalg_det(meta(A))
     lu, pivots = _factor_for_det(A)
-    det = permutation_sign(pivots) * lu.diagonal(dim1=-2, dim2=-1).prod(-1)
+    det = permutation_sign(pivots) * _diagonal_product(lu.diagonal(dim1=-2, dim2=-1))
     return det, like_meta(lu, shapes[1], A.device), pivots
 
 
 @impl("_linalg_det.result")
 def linalg_det_out(A, *, result, LU, pivots):
-    require_float32(result, LU)
+    require_solvable(result, LU)
     return tuple(write_out(o, r) for o, r in zip((result, LU, pivots), linalg_det(A)))
 
 
 @impl("_linalg_slogdet")
 def linalg_slogdet(A):
-    require_float32(A)
+    require_solvable(A)
     shapes = _aten._linalg_slogdet(meta(A))
     lu, pivots = _factor_for_det(A)
     diagonal = lu.diagonal(dim1=-2, dim2=-1)
-    sign = permutation_sign(pivots) * diagonal.sign().prod(-1)
+    sign = permutation_sign(pivots) * _diagonal_product(diagonal.sgn())
     logabsdet = diagonal.abs().log().sum(-1)
     return sign, logabsdet, like_meta(lu, shapes[2], A.device), pivots
 
 
 @impl("_linalg_slogdet.sign")
 def linalg_slogdet_out(A, *, sign, logabsdet, LU, pivots):
-    require_float32(sign, logabsdet, LU)
+    require_solvable(sign, LU)
+    if logabsdet.dtype != torch.float32:
+        raise Unsupported()
     return tuple(write_out(o, r) for o, r in zip((sign, logabsdet, LU, pivots), linalg_slogdet(A)))
 
 

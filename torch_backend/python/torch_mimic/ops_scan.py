@@ -53,7 +53,7 @@ def _scan_input(self, out_dtype):
     return self.to(out_dtype)
 
 
-def _complex_cumprod(self, dim):
+def complex_cumprod(self, dim):
     """The running products of complex64 ``self`` along ``dim`` by doubling (Hillis-Steele):
     after the step of span s every element holds the product of the 2s elements ending at it;
     ceil(log2 n) steps of one complex multiply each, on the device's complex pointwise ops."""
@@ -74,7 +74,7 @@ def _cumulative(kind, kernel, self, dim, dtype, out=None):
         if kind == "sum":
             result = by_parts(lambda part: _cumulative(kind, kernel, part, dim, None), self)
         else:
-            result = _complex_cumprod(self, dim)
+            result = complex_cumprod(self, dim)
         return result if out is None else into(out, result)
     if out is None:
         out_dtype = dtype or (torch.int64 if self.dtype in _INTEGRAL else self.dtype)
