@@ -19,6 +19,10 @@ SystemConfig readAll(ParamReader& params, const std::string& presetName) {
                           " devices (MIMIC_MAX_DEVICES)");
   }
   c.numDevices = static_cast<int>(numDevices);
+  c.timingOnly =
+      params.choice("system.mode", "full", {"full", "timing"},
+                    "full: kernels compute values and copies move bytes; timing: the "
+                    "same simulated times without values or bytes (env MIMIC_MODE)") == "timing";
   c.hbm = HbmConfig::read(params);
   c.memory = DeviceMemoryConfig::read(params);
   c.hostLink = HostLinkConfig::read(params);

@@ -26,6 +26,9 @@ struct SystemConfig {
   std::string presetName;
   std::string deviceName;
   int numDevices;
+  // Timing-only mode (system.mode=timing): kernels and copies are timed as in full mode but
+  // compute no values and move no bytes, so device memory is address space only.
+  bool timingOnly;
   HbmConfig hbm;
   DeviceMemoryConfig memory;
   HostLinkConfig hostLink;

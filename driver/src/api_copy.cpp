@@ -1,7 +1,9 @@
 // mimicMemcpy, mimicMemcpyAsync, mimicMemcpyPeerAsync, mimicMemsetAsync, mimicMemGetHostView.
 //
 // The bytes move when the command is submitted (functional order is submission order, see
-// DESIGN.md); the simulation then decides when the copy starts and ends.
+// DESIGN.md); the simulation then decides when the copy starts and ends. In timing-only mode
+// no device bytes move: a copy into host memory writes zeros there, counted, and fills write
+// nothing; the commands are the same, so the times are too.
 #include <cstring>
 
 #include "call_recorder.h"
@@ -88,13 +90,22 @@ void checkQueueDevice(const QueueState& q, const Endpoint& dst, const Endpoint& 
                                      ", which holds neither side of the copy");
 }
 
+void moveBytes(Runtime& rt, const Endpoint& dst, const Endpoint& src, size_t bytes) {
+  if (!rt.config().timingOnly || (dst.device < 0 && src.device < 0)) {
+    std::memmove(dst.bytes, src.bytes, bytes);
+  } else if (dst.device < 0) {
+    std::memset(dst.bytes, 0, bytes);
+    rt.countPlaceholderCopy(bytes);
+  }
+}
+
 // Moves the bytes, then queues the timed transfer. Returns its completion.
 std::shared_ptr<mimic::sim::Completion> enqueueCopy(Runtime& rt, const Endpoint& dst,
                                                     const Endpoint& src, size_t bytes,
                                                     QueueState& queue, const char* call) {
   if (bytes == 0) fail(MIMIC_ERROR_INVALID_SIZE, "bytes is 0");
   checkQueueDevice(queue, dst, src);
-  std::memmove(dst.bytes, src.bytes, bytes);
+  moveBytes(rt, dst, src, bytes);
   auto cmd = std::make_unique<Command>();
   cmd->kind = CommandKind::Transfer;
   cmd->transfer = transferKind(dst, src);
@@ -200,7 +211,7 @@ mimicResult mimicMemsetAsync(void* dptr, int value, size_t bytes, mimicQueue que
                                                 std::to_string(q->device) + ", dptr to device " +
                                                 std::to_string(target.device));
            }
-           std::memset(target.bytes, value, bytes);
+           if (!rt.config().timingOnly) std::memset(target.bytes, value, bytes);
            auto cmd = std::make_unique<Command>();
            cmd->kind = CommandKind::Transfer;
            cmd->transfer = TransferKind::Fill;

@@ -40,6 +40,23 @@ mimicResult mimicInitWithPreset(unsigned flags, const char* preset, const char* 
   return Runtime::initialize(flags, preset, overrides, true);
 }
 
+mimicResult mimicGetSimulationMode(mimicSimulationMode* mode) {
+  return guarded(__func__, [&](Runtime& rt) {
+    requireNotNull(mode, "mode");
+    *mode = rt.config().timingOnly ? MIMIC_SIMULATION_TIMING : MIMIC_SIMULATION_FULL;
+    return MIMIC_SUCCESS;
+  });
+}
+
+mimicResult mimicGetPlaceholderCopies(uint64_t* copies, uint64_t* bytes) {
+  return guarded(__func__, [&](Runtime& rt) {
+    if (!copies && !bytes) fail(MIMIC_ERROR_NULL_POINTER, "copies and bytes are both NULL");
+    if (copies) *copies = rt.placeholderCopies();
+    if (bytes) *bytes = rt.placeholderBytes();
+    return MIMIC_SUCCESS;
+  });
+}
+
 mimicResult mimicDeviceGetCount(int* count) {
   return guarded(__func__, [&](Runtime& rt) {
     requireNotNull(count, "count");

@@ -117,7 +117,8 @@ mimicResult mimicLaunchKernel(mimicFunction fn, mimicDim3 grid, const void* args
            const bool racecheck = rt.racecheck().enabled();
            const bool memcheck = rt.memcheck().checking();
            mimic::exec::Executor executor(config.costs, config.compute.scratchpadBytes,
-                                          rt.sim().device(device).memory(), racecheck || memcheck);
+                                          rt.sim().device(device).memory(), racecheck || memcheck,
+                                          config.timingOnly);
            // Workgroups run before this returns, so they can read the caller's arguments in place.
            FunctionalResult result =
                executeKernel(executor, function, static_cast<const uint8_t*>(args),

@@ -69,6 +69,14 @@ mimicResult Runtime::initialize(unsigned flags, const char* preset, const char* 
   std::string allOverrides = environment("MIMIC_OVERRIDES");
   std::string numDevices = environment("MIMIC_NUM_DEVICES");
   if (!numDevices.empty()) allOverrides += ",system.num_devices=" + numDevices;
+  const std::string mode = environment("MIMIC_MODE");
+  if (!mode.empty()) {
+    if (mode != "full" && mode != "timing") {
+      return recordFailure(function, MIMIC_ERROR_INVALID_CONFIG_VALUE,
+                           "MIMIC_MODE must be 'full' or 'timing', not '" + mode + "'");
+    }
+    allOverrides += ",system.mode=" + mode;
+  }
   if (overrides) allOverrides += std::string(",") + overrides;
 
   std::lock_guard<std::mutex> lock(initMutex);

@@ -140,6 +140,15 @@ class Runtime {
   // The device whose address range holds `pointer`, or -1.
   int deviceOfAddress(const void* pointer);
 
+  // Timing-only mode: copies from a device into host memory write zeros instead of the bytes
+  // (there are none); each is counted (mimicGetPlaceholderCopies).
+  void countPlaceholderCopy(uint64_t bytes) {
+    placeholderCopies_.fetch_add(1, std::memory_order_relaxed);
+    placeholderBytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  uint64_t placeholderCopies() const { return placeholderCopies_.load(); }
+  uint64_t placeholderBytes() const { return placeholderBytes_.load(); }
+
  private:
   Runtime(const sim::SystemConfig& config, std::string identity, int hostThreads);
   void observeFaults();
@@ -162,6 +171,7 @@ class Runtime {
   std::unique_ptr<MemoryChecker> memcheck_;
   std::mutex rangeMutex_;
   std::atomic<uint64_t> nextQueueId_{1};
+  std::atomic<uint64_t> placeholderCopies_{0}, placeholderBytes_{0};
   std::atomic<uint64_t> faultsSeen_{0};
   mutable std::mutex pinnedMutex_;
   std::map<uintptr_t, size_t> pinned_;

@@ -29,6 +29,7 @@ void fillCounters(const sim::KernelLaunch& launch, const sim::SystemConfig& conf
     c.busy[p] = capacity > 0 ? double(k.pipeCycles[p]) / ghz / capacity : 0;
   }
   c.cacheHitBytes = launch.cacheHitBytes;
+  c.dataDependentReads = k.dataDependentReads;
   *out = c;
 }
 

@@ -19,7 +19,8 @@ class _Counters(ctypes.Structure):
                 ("flops", ctypes.c_uint64), ("hbmBytesRead", ctypes.c_uint64),
                 ("hbmBytesWritten", ctypes.c_uint64), ("startNs", ctypes.c_uint64),
                 ("endNs", ctypes.c_uint64), ("cycles", ctypes.c_uint64),
-                ("busy", ctypes.c_double * 4), ("cacheHitBytes", ctypes.c_uint64)]
+                ("busy", ctypes.c_double * 4), ("cacheHitBytes", ctypes.c_uint64),
+                ("dataDependentReads", ctypes.c_uint64)]
 
 
 class _Activity(ctypes.Structure):
@@ -84,6 +85,7 @@ def _as_dict(a):
                               "hbm_bytes_read": c.hbmBytesRead,
                               "hbm_bytes_written": c.hbmBytesWritten,
                               "cache_hit_bytes": c.cacheHitBytes,
+                              "data_dependent_reads": c.dataDependentReads,
                               "instructions": list(c.instructions), "busy": list(c.busy)}
     return record
 

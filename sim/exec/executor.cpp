@@ -16,7 +16,7 @@ void Executor::run(const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3
   out.trace.reserve(traceLength);
   out.dmaRegions.reserve(dmaCount);
   detail::Workgroup(costs_, scratchpadBytes_, memory_, fn, args, grid, id, scratchpad, out,
-                    recordAccesses_)
+                    recordAccesses_, timingOnly_)
       .run();
   traceLength = out.trace.size();
   dmaCount = out.dmaRegions.size();
@@ -27,6 +27,7 @@ void Executor::run(const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3
 }
 
 void Executor::applyAtomics(const std::vector<AtomicAdd>& atomics) const {
+  if (timingOnly_) return;
   for (const AtomicAdd& a : atomics) {
     uint8_t* target = memory_.hostView(a.address);
     binary(isa::BinaryOp::Add, a.type, target, target, a.values.data(),
@@ -47,6 +48,7 @@ void KernelCounters::add(const KernelCounters& o) {
   flops += o.flops;
   bytesRead += o.bytesRead;
   bytesWritten += o.bytesWritten;
+  dataDependentReads += o.dataDependentReads;
 }
 
 }  // namespace mimic::exec

@@ -1,6 +1,6 @@
 // Functional execution of one workgroup: runs its ISA program on a scratchpad, moves the real
-// bytes, catches the faults a real device would raise, and records the work per pipe for the
-// timing model (trace.h).
+// bytes (none in timing-only mode), catches the faults a real device would raise, and records
+// the work per pipe for the timing model (trace.h).
 #pragma once
 
 #include <cstdint>
@@ -48,12 +48,17 @@ struct WorkgroupResult {
 class Executor {
  public:
   // recordAccesses: fill WorkgroupResult::accesses (the driver's racecheck wants them).
+  // timingOnly: skip the vector and matrix arithmetic, the DMAs' bytes and the atomics' updates
+  // while leaving the same trace, DMA regions, counters and faults; scalar work still runs. An
+  // SLoad then reads 0 instead of the data that work would have produced (see
+  // KernelCounters::dataDependentReads).
   Executor(const CostModel& costs, uint64_t scratchpadBytes, sim::DeviceMemory& memory,
-           bool recordAccesses = false)
+           bool recordAccesses = false, bool timingOnly = false)
       : costs_(costs),
         scratchpadBytes_(scratchpadBytes),
         memory_(memory),
-        recordAccesses_(recordAccesses) {}
+        recordAccesses_(recordAccesses),
+        timingOnly_(timingOnly) {}
   bool recordsAccesses() const { return recordAccesses_; }
 
   // `scratchpad` is the caller's buffer of scratchpadBytes; `args` holds fn.argBytes bytes.
@@ -68,6 +73,7 @@ class Executor {
   uint64_t scratchpadBytes_;
   sim::DeviceMemory& memory_;
   bool recordAccesses_;
+  bool timingOnly_;
 };
 
 }  // namespace mimic::exec

@@ -53,6 +53,10 @@ struct KernelCounters {
   uint64_t flops = 0;
   uint64_t bytesRead = 0;  // HBM, by DMA loads and atomics
   uint64_t bytesWritten = 0;
+  // SLoads executed: the only way scratchpad data (produced by vector, matrix or DMA work)
+  // reaches the scalar registers that steer control flow and addresses. In timing-only mode
+  // they read 0, so a kernel with any may be timed differently from full mode.
+  uint64_t dataDependentReads = 0;
 
   void add(const KernelCounters& o);
 };

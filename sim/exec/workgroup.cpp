@@ -185,22 +185,23 @@ void Workgroup::scalarLoad(const Instr& in) {
   const int bytes = isa::dtypeSize(in.type);
   const uint8_t* p = operand(s(in.ra), 0, 1, bytes, bytes, false, "SLoad source");
   hazards_.discard();
-  switch (in.type) {
-    case DType::I32: {
-      int32_t v;
-      std::memcpy(&v, p, sizeof v);
-      s(in.rd) = v;
-      break;
-    }
-    case DType::I64:
-      std::memcpy(&s(in.rd), p, sizeof(int64_t));
-      break;
-    case DType::U8:
-      s(in.rd) = *p;
-      break;
-    default:
-      fault(FaultKind::IllegalInstruction,
-            std::string("SLoad of ") + isa::dtypeName(in.type) + " (only i32, i64 and u8)");
+  if (in.type != DType::I32 && in.type != DType::I64 && in.type != DType::U8) {
+    fault(FaultKind::IllegalInstruction,
+          std::string("SLoad of ") + isa::dtypeName(in.type) + " (only i32, i64 and u8)");
+  }
+  ++out_.counters.dataDependentReads;
+  if (timingOnly_) {
+    s(in.rd) = 0;
+    return;
+  }
+  if (in.type == DType::I32) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    s(in.rd) = v;
+  } else if (in.type == DType::I64) {
+    std::memcpy(&s(in.rd), p, sizeof(int64_t));
+  } else {
+    s(in.rd) = *p;
   }
 }
 
@@ -368,7 +369,7 @@ void Workgroup::dma(const Instr& in) {
     uint8_t* hbmBase =
         hbm(hbmAddress, hbmExtent.low, hbmExtent.high, static_cast<int>(d.elementBytes),
             load ? "DMA source" : "DMA destination");
-    walkDma(d, hbmBase, spBase, load);
+    if (!timingOnly_) walkDma(d, hbmBase, spBase, load);
     if (recordAccesses_) {
       out_.accesses.push_back({static_cast<uint64_t>(hbmAddress + hbmExtent.low),
                                static_cast<uint64_t>(hbmAddress + hbmExtent.high), !load});

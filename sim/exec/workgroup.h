@@ -69,7 +69,7 @@ class Workgroup {
  public:
   Workgroup(const CostModel& costs, uint64_t scratchpadBytes, sim::DeviceMemory& memory,
             const isa::Function& fn, const uint8_t* args, Dim3 grid, Dim3 id, uint8_t* scratchpad,
-            WorkgroupResult& out, bool recordAccesses)
+            WorkgroupResult& out, bool recordAccesses, bool timingOnly)
       : costs_(costs),
         spBytes_(static_cast<int64_t>(scratchpadBytes)),
         memory_(memory),
@@ -79,7 +79,8 @@ class Workgroup {
         id_(id),
         sp_(scratchpad),
         out_(out),
-        recordAccesses_(recordAccesses) {}
+        recordAccesses_(recordAccesses),
+        timingOnly_(timingOnly) {}
 
   void run();
 
@@ -136,6 +137,7 @@ class Workgroup {
   uint8_t* sp_;
   WorkgroupResult& out_;
   bool recordAccesses_;
+  bool timingOnly_;  // see Executor
 
   int64_t regs_[isa::kNumScalarRegs] = {};
   DmaDescriptor descriptors_[isa::kNumDescriptors];

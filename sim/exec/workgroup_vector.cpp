@@ -20,6 +20,7 @@ void Workgroup::vector(const Instr& in) {
                    checkedMul(n, elementBytes), elementBytes, false, "source");
   };
   auto eachRow = [&](auto&& body) {
+    if (timingOnly_) return;
     for (int64_t r = 0; r < rows; ++r) body(r);
   };
   // Elements per row: re for the four-operand forms, whose rc is an operand.
@@ -147,7 +148,9 @@ void Workgroup::matrix(const Instr& in) {
     fault(FaultKind::IllegalInstruction,
           std::string("mma does not support ") + isa::dtypeName(in.type));
   }
-  mma(in.type, c, a, b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+  if (!timingOnly_) {
+    mma(in.type, c, a, b, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k));
+  }
   const uint64_t macs = static_cast<uint64_t>(m * n * k);
   compute(Pipe::Matrix, costs_.cycles(in, 0, macs), 2 * macs);
 }
@@ -166,8 +169,10 @@ void Workgroup::atomicAdd(const Instr& in) {
     if (recordAccesses_)
       out_.accesses.push_back(
           {static_cast<uint64_t>(s(in.ra)), static_cast<uint64_t>(s(in.ra) + n * e), true});
-    out_.atomics.push_back(
-        {static_cast<uint64_t>(s(in.ra)), in.type, std::vector<uint8_t>(values, values + n * e)});
+    if (!timingOnly_) {
+      out_.atomics.push_back(
+          {static_cast<uint64_t>(s(in.ra)), in.type, std::vector<uint8_t>(values, values + n * e)});
+    }
   }
   out_.counters.bytesRead += n * e;
   out_.counters.bytesWritten += n * e;

@@ -195,6 +195,23 @@ typedef struct mimicDeviceProperties {
   uint64_t networkLatencyNs;
 } mimicDeviceProperties;
 
+typedef enum mimicSimulationMode {
+  MIMIC_SIMULATION_FULL = 0, /* kernels compute values, device memory holds the bytes */
+  /* Timing only: every kernel, copy and fill takes the same simulated time as in full mode,
+   * but kernels compute no values (an SLoad reads 0: mimicKernelCounters.dataDependentReads
+   * counts them), copies and fills move no device bytes, and a copy into host memory writes
+   * zeros there (mimicGetPlaceholderCopies). Allocations still take device capacity. */
+  MIMIC_SIMULATION_TIMING = 1
+} mimicSimulationMode;
+
+/* The system's mode: the preset's system.mode, which MIMIC_MODE ("full" or "timing") sets.
+ * Returns MIMIC_ERROR_NULL_POINTER. */
+mimicResult mimicGetSimulationMode(mimicSimulationMode* mode);
+/* In timing mode, the copies from a device into host memory since mimicInit, which wrote
+ * placeholder zeros, and their bytes; 0 in full mode. Either pointer may be NULL, not both.
+ * Returns MIMIC_ERROR_NULL_POINTER. */
+mimicResult mimicGetPlaceholderCopies(uint64_t* copies, uint64_t* bytes);
+
 /* Returns MIMIC_ERROR_NULL_POINTER. */
 mimicResult mimicDeviceGetCount(int* count);
 /* Returns MIMIC_ERROR_NULL_POINTER, MIMIC_ERROR_INVALID_DEVICE. */
@@ -414,6 +431,10 @@ typedef struct mimicKernelCounters {
   double busy[4];         /* per mimicPipe: busy time / ((endNs - startNs) x compute units), 0..1;
                              the matrix pipe's cycles at its sustained clock (matrixClockMHz) */
   uint64_t cacheHitBytes; /* bytes read that hit the device's cache instead of HBM */
+  /* SLoads executed: reads of computed data into the registers that steer control flow and
+   * addresses. In timing mode they read 0, so a kernel with any may take another time than in
+   * full mode; with none its time is the same. */
+  uint64_t dataDependentReads;
 } mimicKernelCounters;
 
 /* The counters of the most recent kernel launched on the queue.
