@@ -276,6 +276,26 @@ TEST(TimingMode, SLoadsOfComputedDataAreCountedAndReadZero) {
   EXPECT_EQ(timing[3], full[3]);
 }
 
+// scale2 reading past the end of a 1 KiB source: the fault and its sticky error, per mode.
+Numbers faultingKernel() {
+  if (mimicInitWithPreset(0, "tiny", nullptr) != MIMIC_SUCCESS) return {};
+  // The source last, so that nothing lies past its end.
+  void* dst = deviceAlloc(4 * 1024);
+  void* src = deviceAlloc(1024);
+  struct {
+    void *dst, *src;
+  } args{dst, src};
+  const mimicResult launch = mimicLaunchKernel(assembleFunction(kScaleKernels, "scale2"), {4, 1, 1},
+                                               &args, sizeof args, nullptr);
+  return {uint64_t(launch), uint64_t(mimicDeviceSynchronize(0))};
+}
+
+TEST(TimingMode, KernelsFaultAsInFullMode) {
+  const Numbers expected{MIMIC_SUCCESS, MIMIC_ERROR_ILLEGAL_ADDRESS};
+  EXPECT_EQ(runInChild(faultingKernel, "MIMIC_MODE", "full"), expected);
+  EXPECT_EQ(runInChild(faultingKernel, "MIMIC_MODE", "timing"), expected);
+}
+
 TEST(TimingMode, TheModeIsReadFromTheEnvironmentAndThePreset) {
   Numbers result = runInChild([] {
     mimicSimulationMode mode = MIMIC_SIMULATION_TIMING;
