@@ -1,5 +1,7 @@
 #include "sim/exec/cost_model.h"
 
+#include <algorithm>
+
 #include "sim/params.h"
 
 namespace mimic::exec {
@@ -27,11 +29,22 @@ bool isComplexBinary(isa::BinaryOp op) {
   return op == isa::BinaryOp::Div || op == isa::BinaryOp::Pow || op == isa::BinaryOp::Rem;
 }
 
+// f64 vector work runs on the CU's FP64 units; a cast to or from f64 too.
+bool isF64(const isa::Instr& instr) {
+  return instr.type == isa::DType::F64 ||
+         (instr.op == isa::Opcode::VCast && instr.type2 == isa::DType::F64);
+}
+
 }  // namespace
 
 CostModel CostModel::read(sim::ParamReader& params, int lanes, double clockMHz) {
   CostModel c;
   c.lanes = lanes;
+  const uint64_t f64Lanes = params.size(
+      "compute.f64_lanes", 0,
+      "f64 vector lanes per CU: f64 elements per vector cycle (the FP64 FMA rate per clock); "
+      "0: half of compute.lanes, the FP64:FP32 ratio of NVIDIA's data-center parts");
+  c.f64Lanes = f64Lanes > 0 ? static_cast<int>(f64Lanes) : std::max(1, lanes / 2);
   c.clockGHz = clockMHz / 1000.0;
   const double matrixMHz = params.number(
       "compute.matrix_clock_mhz", 0,
@@ -69,7 +82,8 @@ CostModel CostModel::read(sim::ParamReader& params, int lanes, double clockMHz) 
 
 uint64_t CostModel::cycles(const isa::Instr& instr, uint64_t elements, uint64_t macs) const {
   using isa::Opcode;
-  const uint64_t groups = (elements + lanes - 1) / lanes;
+  const uint64_t width = static_cast<uint64_t>(isF64(instr) ? f64Lanes : lanes);
+  const uint64_t groups = (elements + width - 1) / width;
   switch (instr.op) {
     case Opcode::VUnary:
       return groups *

@@ -15,6 +15,7 @@ namespace mimic::exec {
 
 struct CostModel {
   int lanes;                     // vector lanes: elements per vector cycle
+  int f64Lanes;                  // f64 elements per vector cycle (FP64 units are fewer)
   double clockGHz;               // cycles per ns
   double matrixClockGHz;         // the clock the matrix pipe sustains
   uint32_t scalarCycles;         // any scalar instruction, and issuing any other

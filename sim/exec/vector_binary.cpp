@@ -10,14 +10,15 @@ namespace {
 
 using namespace detail;
 using isa::BinaryOp;
-using FB = Batch<float>;
 
 // Pow and Rem run per element through libm: xsimd 8.1's pow is exp(y * log|x|), which loses
 // tens of ULPs for large results and gets pow(0, 0), pow(NaN, 0), pow(1, NaN) and pow(0, -y)
 // wrong; its fmod is x - trunc(x / y) * y, which is not exact. powf/fmodf are (near) correctly
-// rounded and handle every IEEE special case. Both ops are rare in kernels.
-template <class Src>
-void floatBinary(BinaryOp op, float* d, const float* a, const Src& b, int64_t n) {
+// rounded and handle every IEEE special case. Both ops are rare in kernels. F is float (f32,
+// f16, bf16) or double (f64).
+template <class F, class Src>
+void floatBinary(BinaryOp op, F* d, const F* a, const Src& b, int64_t n) {
+  using FB = Batch<F>;
   switch (op) {
     case BinaryOp::Add:
       return map2(d, a, b, n, [](const FB& x, const FB& y) { return x + y; });
@@ -129,6 +130,9 @@ void binary(BinaryOp op, DType t, void* dst, const void* a, const void* b, int64
   if (t == DType::F32) {
     floatBinary(op, static_cast<float*>(dst), static_cast<const float*>(a),
                 ArraySrc<float>{static_cast<const float*>(b)}, n);
+  } else if (t == DType::F64) {
+    floatBinary(op, static_cast<double*>(dst), static_cast<const double*>(a),
+                ArraySrc<double>{static_cast<const double*>(b)}, n);
   } else if (isHalfType(t)) {
     auto* out = static_cast<uint16_t*>(dst);
     stagedVisit(t, a, b, n, [&](int64_t off, int64_t c, const float* fa, const float* fb) {
@@ -147,7 +151,10 @@ void binary(BinaryOp op, DType t, void* dst, const void* a, const void* b, int64
 
 void binaryScalar(BinaryOp op, DType t, void* dst, const void* a, uint64_t scalarBits, int64_t n) {
   if (!supportsBinary(op, t) || n <= 0) return;
-  if (isFloatType(t)) {
+  if (t == DType::F64) {
+    floatBinary(op, static_cast<double*>(dst), static_cast<const double*>(a),
+                ScalarSrc<double>{scalarAs<double>(scalarBits)}, n);
+  } else if (isFloatType(t)) {
     const ScalarSrc<float> s{floatScalar(t, scalarBits)};
     stagedMap1(t, dst, a, n,
                [&](float* d, const float* x, int64_t c) { floatBinary(op, d, x, s, c); });

@@ -3,6 +3,7 @@
 
 #include "sim/exec/vector_internal.h"
 #include "sim/exec/vector_math.h"
+#include "sim/isa/scalar_literal.h"
 
 namespace mimic::exec {
 namespace {
@@ -10,16 +11,16 @@ namespace {
 using namespace detail;
 
 // float -> integer: truncation toward zero, NaN -> 0, saturation outside the type's range.
-template <class T>
-T floatToInt(float x) {
+template <class T, class F>
+T floatToInt(F x) {
   if (!(x == x)) return 0;
   if constexpr (std::is_same_v<T, uint8_t>) {
-    if (x <= 0.0f) return 0;
-    if (x >= 255.0f) return 255;
+    if (x <= F(0)) return 0;
+    if (x >= F(255)) return 255;
     return static_cast<uint8_t>(x);
   } else {
-    // -2^(bits-1) and 2^(bits-1) are exact floats; the cast is defined in between.
-    constexpr float kLimit = static_cast<float>(std::numeric_limits<T>::max()) + 1.0f;
+    // -2^(bits-1) and 2^(bits-1) are exact in F; the cast is defined in between.
+    const F kLimit = static_cast<F>(std::numeric_limits<T>::max()) + F(1);
     if (x >= kLimit) return std::numeric_limits<T>::max();
     if (x < -kLimit) return std::numeric_limits<T>::min();
     return static_cast<T>(x);
@@ -94,6 +95,49 @@ void castFromF32(DType to, void* dst, const float* s, int64_t n) {
       return;
     case DType::U8:
       return f32ToU8(static_cast<uint8_t*>(dst), s, n);
+    case DType::I8:
+      for (int64_t i = 0; i < n; ++i) static_cast<int8_t*>(dst)[i] = floatToInt<int8_t>(s[i]);
+      return;
+    case DType::I16:
+      for (int64_t i = 0; i < n; ++i) static_cast<int16_t*>(dst)[i] = floatToInt<int16_t>(s[i]);
+      return;
+    case DType::F64:
+      for (int64_t i = 0; i < n; ++i) static_cast<double*>(dst)[i] = s[i];  // exact
+      return;
+  }
+}
+
+template <class T>
+void doublesToInt(void* dst, const double* s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) static_cast<T*>(dst)[i] = floatToInt<T>(s[i]);
+}
+
+// Converts n f64 values to type `to` at dst, each correctly rounded once (f64 -> f16 through f32
+// would round twice).
+void castFromF64(DType to, void* dst, const double* s, int64_t n) {
+  switch (to) {
+    case DType::F64:
+      std::memcpy(dst, s, static_cast<size_t>(n) * sizeof(double));
+      return;
+    case DType::F32:
+      for (int64_t i = 0; i < n; ++i) static_cast<float*>(dst)[i] = static_cast<float>(s[i]);
+      return;
+    case DType::F16:
+    case DType::BF16:
+      for (int64_t i = 0; i < n; ++i) {
+        static_cast<uint16_t*>(dst)[i] = static_cast<uint16_t>(isa::floatToBits(s[i], to));
+      }
+      return;
+    case DType::I32:
+      return doublesToInt<int32_t>(dst, s, n);
+    case DType::I64:
+      return doublesToInt<int64_t>(dst, s, n);
+    case DType::U8:
+      return doublesToInt<uint8_t>(dst, s, n);
+    case DType::I8:
+      return doublesToInt<int8_t>(dst, s, n);
+    case DType::I16:
+      return doublesToInt<int16_t>(dst, s, n);
   }
 }
 
@@ -140,6 +184,16 @@ void castFromInt(DType to, void* dst, const T* s, int64_t n) {
     case DType::U8:
       for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(dst)[i] = static_cast<uint8_t>(s[i]);
       return;
+    case DType::I8:
+      for (int64_t i = 0; i < n; ++i) static_cast<int8_t*>(dst)[i] = static_cast<int8_t>(s[i]);
+      return;
+    case DType::I16:
+      for (int64_t i = 0; i < n; ++i) static_cast<int16_t*>(dst)[i] = static_cast<int16_t>(s[i]);
+      return;
+    case DType::F64:
+      // Correctly rounded for i64 (one cvtsi2sd), exact for the narrower types.
+      for (int64_t i = 0; i < n; ++i) static_cast<double*>(dst)[i] = static_cast<double>(s[i]);
+      return;
   }
 }
 
@@ -171,6 +225,8 @@ void cast(DType from, DType to, void* dst, const void* src, int64_t n) {
   }
   if (from == DType::F32) {
     castFromF32(to, dst, static_cast<const float*>(src), n);
+  } else if (from == DType::F64) {
+    castFromF64(to, dst, static_cast<const double*>(src), n);
   } else if (isHalfType(from)) {
     // Widening f16/bf16 to f32 is exact, so every conversion from them goes through f32.
     auto* out = static_cast<uint8_t*>(dst);

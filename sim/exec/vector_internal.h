@@ -33,6 +33,10 @@ inline bool validType(DType t) {
 inline bool isFloatType(DType t) {
   return isa::isFloat(t);
 }
+// f32, f16 and bf16: the types computed in f32 (f64 has paths of its own).
+inline bool isF32Family(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
 inline bool isHalfType(DType t) {
   return t == DType::F16 || t == DType::BF16;
 }
@@ -117,7 +121,9 @@ void map1(T* dst, const T* a, int64_t n, F f) {
 // Writes a batch of compare results as u8 1/0.
 template <class T>
 void storeBools(uint8_t* dst, const BatchBool<T>& m, int64_t count = kLanes<T>) {
-  using U = std::make_unsigned_t<std::conditional_t<std::is_floating_point_v<T>, int32_t, T>>;
+  using Int = std::conditional_t<std::is_floating_point_v<T>,
+                                 std::conditional_t<sizeof(T) == 8, int64_t, int32_t>, T>;
+  using U = std::make_unsigned_t<Int>;
   static_assert(sizeof(U) == sizeof(T));
   alignas(64) U tmp[kLanes<T>];
   // Only bits are moved: a float mask turns into an integer lane of all ones or zero.
@@ -163,13 +169,15 @@ void stagedVisit(DType t, const void* a, const void* b, int64_t n, V visit) {
 // Float max/min with NaN propagation (either NaN gives NaN) and a symmetric signed zero:
 // max(-0, +0) = +0, min(-0, +0) = -0. The x86 max/min instructions return their second operand
 // for both cases, which would make the result depend on operand order.
-inline Batch<float> nanMax(const Batch<float>& a, const Batch<float>& b) {
-  Batch<float> r = xsimd::select(a > b, a, b);
+template <class F>
+Batch<F> nanMax(const Batch<F>& a, const Batch<F>& b) {
+  Batch<F> r = xsimd::select(a > b, a, b);
   r = xsimd::select(a == b, a & b, r);
   return xsimd::select(xsimd::isnan(a) || xsimd::isnan(b), a + b, r);
 }
-inline Batch<float> nanMin(const Batch<float>& a, const Batch<float>& b) {
-  Batch<float> r = xsimd::select(a < b, a, b);
+template <class F>
+Batch<F> nanMin(const Batch<F>& a, const Batch<F>& b) {
+  Batch<F> r = xsimd::select(a < b, a, b);
   r = xsimd::select(a == b, a | b, r);
   return xsimd::select(xsimd::isnan(a) || xsimd::isnan(b), a + b, r);
 }
@@ -186,10 +194,16 @@ Batch<T> wrappingMul(const Batch<T>& x, const Batch<T>& y) {
   }
 }
 
-// Calls f(T{}) with T the element type of integer dtype t (i32, i64, u8).
+// Calls f(T{}) with T the element type of integer dtype t (i8, i16, i32, i64, u8).
 template <class F>
 void withIntType(DType t, F f) {
   switch (t) {
+    case DType::I8:
+      f(int8_t{});
+      break;
+    case DType::I16:
+      f(int16_t{});
+      break;
     case DType::I32:
       f(int32_t{});
       break;

@@ -7,7 +7,11 @@
 //   f32            IEEE binary32.
 //   f16, bf16      stored as raw 16-bit patterns; arithmetic is done in f32 and each result is
 //                  rounded to the type (nearest, ties to even). See half.h for the conversions.
-//   i32, i64       two's complement; arithmetic wraps on overflow.
+//   f64            IEEE binary64, computed in f64 (element by element through libm for the
+//                  transcendental functions: glibc's bounds, sin/cos/exp/log within 1 ULP).
+//   i8, i16,
+//   i32, i64       two's complement; arithmetic wraps on overflow in the type's width (i8 and
+//                  i16 as C++ on int8_t/int16_t after promotion to int).
 //   u8             uint8, arithmetic wraps modulo 256. Also the bool type (masks, compares).
 //
 // Pointers must be aligned to the element size (no SIMD alignment is needed). A destination may
@@ -17,7 +21,7 @@
 // Unsupported op/type pairs: every supportsX() returns false for them (and for enum values
 // out of range), and the operation itself then does nothing. The interpreter checks first.
 //
-// Floating point (f32, f16, bf16)
+// Floating point (f32, f16, bf16, f64)
 //   IEEE arithmetic, round to nearest even; NaN propagates through every op.
 //   Max/Min: NaN if either input is NaN (like torch.maximum); Max(-0, +0) = +0, Min = -0.
 //   Rem: C fmod (the result has the sign of the dividend; exact). Pow: C powf (IEEE special
@@ -30,14 +34,14 @@
 //   result) are listed there (TranscendentalAccuracy). Not is undefined for floats, as are
 //   And/Or/Xor.
 //
-// Integers (i32, i64, u8)
+// Integers (i8, i16, i32, i64, u8)
 //   Add, Sub, Mul, Neg wrap. Abs wraps too: abs(INT_MIN) = INT_MIN; for u8 Abs is the identity.
 //   Div truncates toward zero, Rem has the sign of the dividend (C). Division by zero gives 0
 //   for both Div and Rem (no trap); INT_MIN / -1 = INT_MIN (wraps) and INT_MIN % -1 = 0.
 //   Pow: integer power by repeated squaring, wrapping; a negative exponent gives 0 except for
 //   base 1 (gives 1) and -1 (gives +-1 by the exponent's parity); pow(0, 0) = 1.
 //   Floor/Ceil/Round/Trunc are the identity; Relu(x) = max(x, 0) (the identity for u8).
-//   Neg of u8 wraps (256 - x). Not: u8 -> logical not (x == 0 ? 1 : 0); i32/i64 -> bitwise not.
+//   Neg of u8 wraps (256 - x). Not: u8 -> logical not (x == 0 ? 1 : 0); i8..i64 -> bitwise not.
 //   Transcendental ops (Exp .. Cos, Recip, Sqrt, Rsqrt) are float-only.
 //   And/Or/Xor are bitwise (for u8 used as bool, that is also logical).
 //
@@ -49,18 +53,21 @@
 //
 // Cast (every pair of types)
 //   same type: bits copied.
-//   float -> float: exact widening, RNE narrowing (f16 <-> bf16 goes through f32 exactly).
-//   float -> i32/i64: truncation toward zero, NaN -> 0, out of range saturates to min/max.
+//   float -> float: exact widening, RNE narrowing (f16 <-> bf16 goes through f32 exactly;
+//   f64 -> f16/bf16 rounds once, directly).
+//   float -> i8/i16/i32/i64: truncation toward zero, NaN -> 0, out of range saturates to min/max.
 //   float -> u8: truncation, then saturation to [0, 255]; NaN -> 0.
 //   int -> float: round to nearest even, correctly rounded (no double rounding, also for
 //   i64 -> f32 and i32/i64 -> bf16); f16 overflows to inf above 65504.
-//   int -> int: sign extension for i32 -> i64, zero extension from u8, and wrapping
-//   (keeping the low bits) for i64 -> i32 and i32/i64 -> u8.
+//   i64 -> f64 is correctly rounded too.
+//   int -> int: sign extension from i8/i16/i32, zero extension from u8, and wrapping
+//   (keeping the low bits) to a narrower type (i64 -> i32, i32 -> i8, i16 -> u8, ...).
 //
 // Reduce (whole range to one value at dst)
 //   Sum: the type of the input. f32 sums use 16 interleaved partial sums combined in a fixed
 //   order, so results are the same in every SIMD build (they differ from a sequential sum by
-//   rounding only). f16/bf16 accumulate in f32 the same way and round once at the end.
+//   rounding only). f16/bf16 accumulate in f32 the same way and round once at the end; f64
+//   uses 16 interleaved f64 partial sums.
 //   Integer sums wrap.
 //   Max/Min: as the binary ops (NaN if any element is NaN).
 //   ArgMax/ArgMin: one int64 index of the first occurrence of the max/min (compared with ==,
@@ -69,13 +76,13 @@
 //   (+inf, INT_MAX, 255), ArgMax/ArgMin write -1.
 //
 // Fill writes the scalar n times. Iota writes i converted to the type like a cast from i64
-//   (f16 becomes inf from 65520 on; i32 and u8 wrap).
+//   (f16 becomes inf from 65520 on; i8, u8, i16 and i32 wrap).
 // Scalar operands (binaryScalar, compareScalar, fill) are raw bits: the low 8/16/32/64 bits
 //   of scalarBits read as the type (f32 bits, f16 bits, i32, ...).
 //
 // Mma: C[m x n] += A[m x k] * B[k x n], all row-major and dense, f32 accumulation. A and B are
-//   f32, f16 or bf16 (f16/bf16 tiles are converted to f32 first). Each C element adds its k
-//   products in order of k to its old value, fused multiply-adds when the build has FMA
+//   f32, f16 or bf16 (f16/bf16 tiles are converted to f32 first); not f64. Each C element adds its
+//   k products in order of k to its old value, fused multiply-adds when the build has FMA
 //   (MIMIC_SIMD=avx2), separate multiply and add otherwise. Fused builds run a 512-bit kernel
 //   on hosts with AVX-512F: the same bits, faster (matrix_kernels.h).
 //

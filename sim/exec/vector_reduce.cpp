@@ -134,6 +134,51 @@ void reduceFloat(ReduceOp op, DType t, void* dst, const void* src, int64_t n) {
   }
 }
 
+// f64: 16 interleaved partial sums combined pairwise, as the f32 sum (so the grouping is
+// fixed); max/min/arg with the same NaN and signed-zero rules.
+void reduceDouble(ReduceOp op, double* dst, const double* x, int64_t n) {
+  if (op == ReduceOp::Sum) {
+    constexpr int kParts = 16;
+    double p[kParts];
+    std::fill(p, p + kParts, -0.0);
+    for (int64_t i = 0; i < n; ++i) p[i % kParts] += x[i];
+    for (int w = kParts / 2; w >= 1; w /= 2) {
+      for (int j = 0; j < w; ++j) p[j] += p[j + w];
+    }
+    *dst = n > 0 ? p[0] : 0.0;
+    return;
+  }
+  const bool isMax = op == ReduceOp::Max || op == ReduceOp::ArgMax;
+  const double inf = std::numeric_limits<double>::infinity();
+  double m = isMax ? -inf : inf;
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    if (std::isnan(m) || std::isnan(v)) {
+      m = m + v;
+    } else if (m == v) {
+      uint64_t a, b;
+      std::memcpy(&a, &m, sizeof a);
+      std::memcpy(&b, &v, sizeof b);
+      a = isMax ? a & b : a | b;
+      std::memcpy(&m, &a, sizeof m);
+    } else if (isMax ? v > m : v < m) {
+      m = v;
+    }
+  }
+  if (op == ReduceOp::Max || op == ReduceOp::Min) {
+    *dst = m;
+    return;
+  }
+  int64_t index = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(m) ? std::isnan(x[i]) : x[i] == m) {
+      index = i;
+      break;
+    }
+  }
+  std::memcpy(dst, &index, sizeof index);
+}
+
 template <class T>
 void reduceInt(ReduceOp op, T* dst, const T* x, int64_t n) {
   using B = Batch<T>;
@@ -188,6 +233,10 @@ bool supportsReduce(ReduceOp op, DType t) {
 void reduce(ReduceOp op, DType t, void* dst, const void* src, int64_t n) {
   if (!supportsReduce(op, t)) return;
   n = std::max<int64_t>(n, 0);
+  if (t == DType::F64) {
+    reduceDouble(op, static_cast<double*>(dst), static_cast<const double*>(src), n);
+    return;
+  }
   if (isFloatType(t)) {
     reduceFloat(op, t, dst, src, n);
     return;

@@ -126,6 +126,11 @@ bool supportsFma(DType t) {
 
 void compare(Cond c, DType t, uint8_t* dst, const void* a, const void* b, int64_t n) {
   if (!supportsCompare(c, t) || n <= 0) return;
+  if (t == DType::F64) {
+    compareTyped(c, dst, static_cast<const double*>(a),
+                 ArraySrc<double>{static_cast<const double*>(b)}, n);
+    return;
+  }
   if (isFloatType(t)) {
     stagedVisit(t, a, b, n, [&](int64_t off, int64_t cnt, const float* fa, const float* fb) {
       compareTyped(c, dst + off, fa, ArraySrc<float>{fb}, cnt);
@@ -140,6 +145,11 @@ void compare(Cond c, DType t, uint8_t* dst, const void* a, const void* b, int64_
 
 void compareScalar(Cond c, DType t, uint8_t* dst, const void* a, uint64_t scalarBits, int64_t n) {
   if (!supportsCompare(c, t) || n <= 0) return;
+  if (t == DType::F64) {
+    compareTyped(c, dst, static_cast<const double*>(a),
+                 ScalarSrc<double>{scalarAs<double>(scalarBits)}, n);
+    return;
+  }
   if (isFloatType(t)) {
     const ScalarSrc<float> s{floatScalar(t, scalarBits)};
     stagedVisit(t, a, nullptr, n, [&](int64_t off, int64_t cnt, const float* fa, const float*) {
@@ -176,6 +186,11 @@ void fma(DType t, void* dst, const void* a, const void* b, const void* c, int64_
   if (t == DType::F32) {
     fmaF32(static_cast<float*>(dst), static_cast<const float*>(a), static_cast<const float*>(b),
            static_cast<const float*>(c), n);
+  } else if (t == DType::F64) {
+    auto* d = static_cast<double*>(dst);
+    const auto *x = static_cast<const double*>(a), *y = static_cast<const double*>(b),
+               *z = static_cast<const double*>(c);
+    for (int64_t i = 0; i < n; ++i) d[i] = std::fma(x[i], y[i], z[i]);
   } else if (isHalfType(t)) {
     alignas(64) float fa[kChunk], fb[kChunk], fc[kChunk];
     for (int64_t i = 0; i < n; i += kChunk) {

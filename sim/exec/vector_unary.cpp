@@ -123,6 +123,53 @@ void floatUnary(UnaryOp op, float* d, const float* s, int64_t n) {
   }
 }
 
+// f64 element by element through libm (correctly rounded or within 1 ULP for the basic
+// functions, glibc's documented bounds for the others); f64 kernels are rare, so plain loops.
+double doubleUnaryOne(UnaryOp op, double x) {
+  switch (op) {
+    case UnaryOp::Neg:
+      return -x;
+    case UnaryOp::Abs:
+      return std::fabs(x);
+    case UnaryOp::Exp:
+      return std::exp(x);
+    case UnaryOp::Log:
+      return std::log(x);
+    case UnaryOp::Sqrt:
+      return std::sqrt(x);
+    case UnaryOp::Rsqrt:
+      return 1.0 / std::sqrt(x);
+    case UnaryOp::Tanh:
+      return std::tanh(x);
+    case UnaryOp::Sigmoid: {
+      // As the f32 form: exp only sees -|x|, so it cannot overflow.
+      const double e = std::exp(-std::fabs(x));
+      return (x < 0.0 ? e : 1.0) / (1.0 + e);
+    }
+    case UnaryOp::Erf:
+      return std::erf(x);
+    case UnaryOp::Sin:
+      return std::sin(x);
+    case UnaryOp::Cos:
+      return std::cos(x);
+    case UnaryOp::Floor:
+      return std::floor(x);
+    case UnaryOp::Ceil:
+      return std::ceil(x);
+    case UnaryOp::Round:
+      return std::nearbyint(x);  // the rounding mode is nearest-even (never changed)
+    case UnaryOp::Trunc:
+      return std::trunc(x);
+    case UnaryOp::Recip:
+      return 1.0 / x;
+    case UnaryOp::Relu:
+      return x <= 0.0 ? 0.0 : x;
+    case UnaryOp::Not:
+      break;
+  }
+  return x;
+}
+
 template <class T>
 void intUnary(UnaryOp op, T* d, const T* s, int64_t n) {
   using B = Batch<T>;
@@ -167,6 +214,12 @@ bool supportsUnary(UnaryOp op, DType t) {
 
 void unary(UnaryOp op, DType t, void* dst, const void* src, int64_t n) {
   if (!supportsUnary(op, t) || n <= 0) return;
+  if (t == DType::F64) {
+    auto* d = static_cast<double*>(dst);
+    const auto* x = static_cast<const double*>(src);
+    for (int64_t i = 0; i < n; ++i) d[i] = doubleUnaryOne(op, x[i]);
+    return;
+  }
   if (isFloatType(t)) {
     stagedMap1(t, dst, src, n,
                [op](float* d, const float* s, int64_t c) { floatUnary(op, d, s, c); });

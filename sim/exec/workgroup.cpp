@@ -185,9 +185,10 @@ void Workgroup::scalarLoad(const Instr& in) {
   const int bytes = isa::dtypeSize(in.type);
   const uint8_t* p = operand(s(in.ra), 0, 1, bytes, bytes, false, "SLoad source");
   hazards_.discard();
-  if (in.type != DType::I32 && in.type != DType::I64 && in.type != DType::U8) {
+  if (in.type != DType::I32 && in.type != DType::I64 && in.type != DType::U8 &&
+      in.type != DType::I8 && in.type != DType::I16) {
     fault(FaultKind::IllegalInstruction,
-          std::string("SLoad of ") + isa::dtypeName(in.type) + " (only i32, i64 and u8)");
+          std::string("SLoad of ") + isa::dtypeName(in.type) + " (only i8, i16, i32, i64 and u8)");
   }
   ++out_.counters.dataDependentReads;
   if (timingOnly_) {
@@ -200,6 +201,12 @@ void Workgroup::scalarLoad(const Instr& in) {
     s(in.rd) = v;
   } else if (in.type == DType::I64) {
     std::memcpy(&s(in.rd), p, sizeof(int64_t));
+  } else if (in.type == DType::I16) {
+    int16_t v;
+    std::memcpy(&v, p, sizeof v);
+    s(in.rd) = v;
+  } else if (in.type == DType::I8) {
+    s(in.rd) = static_cast<int8_t>(*p);
   } else {
     s(in.rd) = *p;
   }

@@ -1,5 +1,6 @@
 #include "sim/exec/vector_math.h"
 #include "sim/exec/workgroup.h"
+#include "sim/isa/validate.h"
 
 namespace mimic::exec::detail {
 
@@ -144,7 +145,7 @@ void Workgroup::matrix(const Instr& in) {
   const uint8_t* b = operand(s(in.rb), 0, 1, checkedMul(checkedMul(k, n), e), e, false, "matrix B");
   float* c = reinterpret_cast<float*>(
       operand(s(in.rd), 0, 1, checkedMul(checkedMul(m, n), 4), 4, true, "matrix C"));
-  if (in.type != DType::F32 && in.type != DType::F16 && in.type != DType::BF16) {
+  if (!isa::typeAllowed(Opcode::Mma, 0, in.type)) {
     fault(FaultKind::IllegalInstruction,
           std::string("mma does not support ") + isa::dtypeName(in.type));
   }
@@ -156,7 +157,7 @@ void Workgroup::matrix(const Instr& in) {
 }
 
 void Workgroup::atomicAdd(const Instr& in) {
-  if (in.type != DType::F32 && in.type != DType::I32 && in.type != DType::I64) {
+  if (!isa::typeAllowed(Opcode::AtomicAdd, 0, in.type)) {
     fault(FaultKind::IllegalInstruction,
           std::string("atomic add does not support ") + isa::dtypeName(in.type));
   }

@@ -73,7 +73,11 @@ void KernelBuilder::setScalar(Instr& in, double value) {
 
 uint64_t KernelBuilder::scalarOf(double value, DType t) const {
   if (isFloat(t)) return floatToBits(value, t);
-  return static_cast<uint64_t>(static_cast<int64_t>(value));
+  const auto whole = static_cast<int64_t>(value);
+  // Narrow signed immediates are stored sign-extended from their own width (validate.h).
+  if (t == DType::I8) return static_cast<uint64_t>(int64_t{static_cast<int8_t>(whole)});
+  if (t == DType::I16) return static_cast<uint64_t>(int64_t{static_cast<int16_t>(whole)});
+  return static_cast<uint64_t>(whole);
 }
 
 Reg KernelBuilder::li(int64_t value) {

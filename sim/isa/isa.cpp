@@ -13,10 +13,13 @@ int dtypeSize(DType t) {
       return 4;
     case DType::F16:
     case DType::BF16:
+    case DType::I16:
       return 2;
     case DType::I64:
+    case DType::F64:
       return 8;
     case DType::U8:
+    case DType::I8:
       return 1;
   }
   return 0;
@@ -36,12 +39,18 @@ const char* dtypeName(DType t) {
       return "i64";
     case DType::U8:
       return "u8";
+    case DType::I8:
+      return "i8";
+    case DType::I16:
+      return "i16";
+    case DType::F64:
+      return "f64";
   }
   return "?";
 }
 
 bool isFloat(DType t) {
-  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64;
 }
 
 Pipe pipeOf(Opcode op) {

@@ -56,16 +56,17 @@
 //                            Sum/Max/Min give `type`, ArgMax/ArgMin give i64
 //   VFill   rd, rb, rc       v[rd] = scalar (low bits of rb, or imm, as `type`), rc elements
 //   VIota   rd, rc           v[rd][i] = i (converted to `type`, so f16 saturates to inf from
-//                            65520 and u8 wraps), rc elements
+//                            65520 and i8, u8, i16 wrap), rc elements
 //   MShape  ra, rb, rc       later Mma instructions use M=ra, N=rb, K=rc
 //   Mma     rd, ra, rb       f32 C[M x N] at v[rd] += A[M x K] at v[ra] times B[K x N] at v[rb];
-//                            A and B are `type` (f32, f16 or bf16), all row-major, dense
+//                            A and B are `type` (f32, f16 or bf16; no f64), all row-major,
+//                            dense
 //   Barrier             waits for every pipe of this workgroup to drain
 //   AtomicAdd ra, rb, rc     HBM[ra] += v[rb] elementwise, rc elements of `type`
-//                            (f32, i32, i64), applied atomically; the atomics of a launch
+//                            (f32, f64, i32, i64), applied atomically; the atomics of a launch
 //                            are applied in workgroup order, so results are deterministic
-//   SLoad   rd, ra       rd = the scratchpad element of `type` (i32, i64 or u8) at byte
-//                       address ra: ints sign-extended, u8 zero-extended. It is how a kernel
+//   SLoad   rd, ra       rd = the scratchpad element of `type` (i8, i16, i32, i64 or u8) at
+//                       byte address ra: ints sign-extended, u8 zero-extended. It is how a kernel
 //                       reads data into a register (indices for gathers and scatters)
 //
 // Rules every valid program obeys (sim/isa/validate.h checks them at assembly and load):
@@ -74,7 +75,16 @@
 //     match the vector math (sim/exec/vector_math.h documents each operation's semantics:
 //     float Rem is C fmod, empty reductions give 0 / lowest / highest / index -1, ...);
 //   - branch targets are instructions of the function; running past the last one exits;
-//   - a scalar immediate holds an i32 sign-extended, u8 and float bits zero-extended.
+//   - a scalar immediate holds an i8, i16 or i32 sign-extended, u8 and f16/bf16/f32 bits
+//     zero-extended, an i64 or the f64 bits as they are.
+//
+// Element types: f32, f16, bf16, f64 are IEEE (f16/bf16 computed in f32 and rounded, f64 in
+// f64); i8, i16, i32, i64 two's complement, arithmetic wrapping in the type's width (as C++ on
+// int8_t/int16_t after promotion: 100 + 100 = -56 in i8); u8 wraps modulo 256 and is also the
+// bool/mask type. Casts from a float to an integer truncate toward zero and saturate at the
+// type's limits (NaN -> 0); integer to integer keeps the low bits or extends by sign (zero for
+// u8); f64 -> f16/bf16 rounds once. Vector work on f64 costs compute.f64_lanes per cycle
+// (sim/exec/cost_model.cpp).
 // Faults at run time: HBM ranges outside one live allocation, scratchpad ranges outside the
 // scratchpad, operands or row strides not aligned to their element size, scratchpad touched
 // while a DMA into it (or a store out of it, for writes) is in flight, and the watchdog.
@@ -85,8 +95,9 @@
 
 namespace mimic::isa {
 
-enum class DType : uint8_t { F32, F16, BF16, I32, I64, U8 };
-constexpr int kNumDTypes = 6;
+// New types go at the end, so that existing module images keep their encoding.
+enum class DType : uint8_t { F32, F16, BF16, I32, I64, U8, I8, I16, F64 };
+constexpr int kNumDTypes = 9;
 
 enum class Opcode : uint8_t {
   Nop,
@@ -173,7 +184,7 @@ struct Instr {
 };
 
 int dtypeSize(DType t);
-const char* dtypeName(DType t);  // "f32", "f16", "bf16", "i32", "i64", "u8"
+const char* dtypeName(DType t);  // "f32", "f16", "bf16", "i32", "i64", "u8", "i8", "i16", "f64"
 bool isFloat(DType t);
 Pipe pipeOf(Opcode op);
 

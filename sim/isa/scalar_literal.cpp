@@ -18,6 +18,8 @@ FloatFormat formatOf(DType type) {
       return {5, 10};
     case DType::BF16:
       return {8, 7};
+    case DType::F64:
+      return {11, 52};
     default:
       return {8, 23};
   }
@@ -63,6 +65,11 @@ bool isDecimalFloat(std::string_view s) {
     if (i == start) return false;
   }
   return i == s.size();
+}
+
+// Whether a bit pattern has no bits above the type's width (a shift by 64 would be undefined).
+bool fitsWidth(uint64_t bits, DType type) {
+  return dtypeSize(type) >= 8 || bits >> (8 * dtypeSize(type)) == 0;
 }
 
 uint64_t canonicalNaN(DType type, bool negative) {
@@ -156,7 +163,7 @@ bool parseScalar(std::string_view text, DType type, int64_t* imm, std::string* e
       *error = "bad raw bits literal " + quoted;
       return false;
     }
-    if (bits >> (8 * dtypeSize(type)) != 0) {
+    if (!fitsWidth(bits, type)) {
       *error = "raw bits " + quoted + " wider than " + dtypeName(type);
       return false;
     }
@@ -194,7 +201,7 @@ std::string formatScalar(int64_t imm, DType type) {
   if (!isFloat(type)) return std::to_string(imm);
   const uint64_t bits = uint64_t(imm);
   const double value = bitsToFloat(bits, type);
-  const bool fits = (bits >> (8 * dtypeSize(type))) == 0;
+  const bool fits = fitsWidth(bits, type);
   if (fits && std::isnan(value)) {
     if (bits == canonicalNaN(type, false)) return "nan";
     if (bits == canonicalNaN(type, true)) return "-nan";

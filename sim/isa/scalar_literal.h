@@ -24,7 +24,7 @@ bool parseScalar(std::string_view text, DType type, int64_t* imm, std::string* e
 // The shortest literal that parseScalar reads back as exactly `imm`.
 std::string formatScalar(int64_t imm, DType type);
 
-// IEEE conversions for f32, f16 and bf16 bit patterns: round to nearest even, overflow to
+// IEEE conversions for f64, f32, f16 and bf16 bit patterns: round to nearest even, overflow to
 // infinity, NaN to the canonical quiet NaN of the same sign.
 uint64_t floatToBits(double value, DType type);
 double bitsToFloat(uint64_t bits, DType type);

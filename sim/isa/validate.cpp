@@ -8,8 +8,10 @@
 namespace mimic::isa {
 namespace {
 
-constexpr unsigned kFloats = 1u << int(DType::F32) | 1u << int(DType::F16) | 1u << int(DType::BF16);
-constexpr unsigned kInts = 1u << int(DType::I32) | 1u << int(DType::I64);
+constexpr unsigned kFloats =
+    1u << int(DType::F32) | 1u << int(DType::F16) | 1u << int(DType::BF16) | 1u << int(DType::F64);
+constexpr unsigned kInts =
+    1u << int(DType::I8) | 1u << int(DType::I16) | 1u << int(DType::I32) | 1u << int(DType::I64);
 constexpr unsigned kU8 = 1u << int(DType::U8);
 constexpr unsigned kAll = kFloats | kInts | kU8;
 
@@ -50,10 +52,11 @@ unsigned allowedTypes(Opcode op, uint8_t sub) {
     case Opcode::VBinary:
     case Opcode::VBinaryS:
       return binaryTypes(BinaryOp(sub));
-    case Opcode::Mma:
-      return kFloats;
+    case Opcode::Mma:  // the matrix pipe has no f64 path
+      return kFloats & ~(1u << int(DType::F64));
     case Opcode::AtomicAdd:
-      return 1u << int(DType::F32) | 1u << int(DType::I32) | 1u << int(DType::I64);
+      return 1u << int(DType::F32) | 1u << int(DType::I32) | 1u << int(DType::I64) |
+             1u << int(DType::F64);
     case Opcode::SLoad:  // a scalar register holds an integer
       return kInts | kU8;
     default:
@@ -67,7 +70,7 @@ const char* fieldName(Field f) {
 }
 
 // The range an immediate scalar of `type` is stored in: ints sign-extended, float bits and u8
-// zero-extended, so that each value has one encoding.
+// zero-extended (f64 bits fill all 64), so that each value has one encoding.
 bool typedImmFits(int64_t imm, DType type) {
   switch (type) {
     case DType::F32:
@@ -78,9 +81,14 @@ bool typedImmFits(int64_t imm, DType type) {
     case DType::I32:
       return imm >= INT32_MIN && imm <= INT32_MAX;
     case DType::I64:
+    case DType::F64:  // every pattern is one f64
       return true;
     case DType::U8:
       return imm >= 0 && imm <= UINT8_MAX;
+    case DType::I8:
+      return imm >= INT8_MIN && imm <= INT8_MAX;
+    case DType::I16:
+      return imm >= INT16_MIN && imm <= INT16_MAX;
   }
   return false;
 }

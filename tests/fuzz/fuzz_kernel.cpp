@@ -73,7 +73,12 @@ int64_t typedImmediate(Input& in, DType type) {
       return int64_t(int32_t(value));
     case DType::U8:
       return int64_t(uint8_t(value));
+    case DType::I8:
+      return int64_t(int8_t(value));
+    case DType::I16:
+      return int64_t(int16_t(value));
     case DType::I64:
+    case DType::F64:
       break;
   }
   return value;

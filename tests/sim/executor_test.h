@@ -68,6 +68,7 @@ constexpr int64_t kDumpOffset = 60 * 1024;
 inline CostModel testCosts() {
   CostModel c;
   c.lanes = 16;
+  c.f64Lanes = 8;
   c.clockGHz = 1.5;
   c.scalarCycles = 1;
   c.sloadCycles = 4;

@@ -76,6 +76,10 @@ int64_t sampleScalar(DType t) {
       return INT64_MIN;
     case DType::U8:
       return 200;
+    case DType::I8:
+      return -128;
+    case DType::I16:
+      return 32767;
     default:
       return int64_t(floatToBits(-1.5, t));
   }
@@ -112,12 +116,13 @@ std::vector<Instr> everyCombination() {
 }
 
 TEST(IsaTest, TypesAndPipes) {
-  const int sizes[] = {4, 2, 2, 4, 8, 1};
-  const char* names[] = {"f32", "f16", "bf16", "i32", "i64", "u8"};
+  const int sizes[] = {4, 2, 2, 4, 8, 1, 1, 2, 8};
+  const char* names[] = {"f32", "f16", "bf16", "i32", "i64", "u8", "i8", "i16", "f64"};
+  static_assert(std::size(sizes) == kNumDTypes);
   for (int t = 0; t < kNumDTypes; ++t) {
     EXPECT_EQ(dtypeSize(DType(t)), sizes[t]);
     EXPECT_STREQ(dtypeName(DType(t)), names[t]);
-    EXPECT_EQ(isFloat(DType(t)), t <= 2);
+    EXPECT_EQ(isFloat(DType(t)), t <= 2 || DType(t) == DType::F64);
   }
   for (int op = 0; op < kNumOpcodes; ++op) {
     const Opcode o = Opcode(op);
@@ -165,9 +170,9 @@ TEST(AssemblerTest, CombinationCounts) {
     sload += in.op == Opcode::SLoad;
   }
   EXPECT_EQ(casts, kNumDTypes * kNumDTypes);
-  EXPECT_EQ(unaryExp, 3);  // float types only
-  EXPECT_EQ(mma, 3);
-  EXPECT_EQ(sload, 3);  // i32, i64, u8
+  EXPECT_EQ(unaryExp, 4);  // float types only: f32, f16, bf16, f64
+  EXPECT_EQ(mma, 3);       // not f64
+  EXPECT_EQ(sload, 5);     // i8, i16, i32, i64, u8
 }
 
 TEST(AssemblerTest, ExampleProgram) {
@@ -298,11 +303,21 @@ TEST(AssemblerTest, Immediates) {
   EXPECT_EQ(only("vfill.f32 s1, #0f7fc00001, s2").imm, 0x7FC00001);
   EXPECT_EQ(only("vfill.i32 s1, #-1, s2").imm, -1);
   EXPECT_EQ(only("vfill.u8 s1, #255, s2").imm, 255);
+  EXPECT_EQ(only("vfill.i8 s1, #-128, s2").imm, -128);
+  EXPECT_EQ(only("vfill.i16 s1, #32767, s2").imm, 32767);
+  EXPECT_EQ(only("vfill.f64 s1, #0.1, s2").imm, 0x3FB999999999999A);
+  EXPECT_EQ(only("vfill.f64 s1, #-inf, s2").imm, int64_t(0xFFF0000000000000));
+  EXPECT_EQ(only("vfill.f64 s1, #nan, s2").imm, 0x7FF8000000000000);
+  EXPECT_EQ(only("vfill.f64 s1, #4.9e-324, s2").imm, 1);  // the smallest subnormal
+  EXPECT_EQ(only("vfill.f64 s1, #0fffffffffffffffff, s2").imm, -1);
   EXPECT_EQ(only("vcmps.lt.i64 s1, s2, #-0x8000000000000000, s3").imm, INT64_MIN);
   EXPECT_EQ(only("scmp.ge s1, s2, #-5").imm, -5);
   EXPECT_EQ(disassemble(only("vfill.f32 s1, #0f7fc00001, s2")), "vfill.f32 s1, #0f7fc00001, s2");
   EXPECT_EQ(disassemble(only("vfill.f16 s1, #65504, s2")), "vfill.f16 s1, #65504, s2");
   EXPECT_EQ(disassemble(only("vfill.f32 s1, #0.1, s2")), "vfill.f32 s1, #0.1, s2");
+  EXPECT_EQ(disassemble(only("vfill.f64 s1, #0.1, s2")), "vfill.f64 s1, #0.1, s2");
+  EXPECT_EQ(disassemble(only("vfill.f64 s1, #-1e+300, s2")), "vfill.f64 s1, #-1e+300, s2");
+  EXPECT_EQ(disassemble(only("vfill.i8 s1, #-5, s2")), "vfill.i8 s1, #-5, s2");
   EXPECT_EQ(disassemble(only("vfill.f32 s1, #-nan, s2")), "vfill.f32 s1, #-nan, s2");
   EXPECT_EQ(disassemble(only("vfill.bf16 s1, #1e30, s2")), "vfill.bf16 s1, #1e+30, s2");
 }
@@ -412,6 +427,9 @@ TEST(AssemblerTest, ErrorsNameTheLine) {
       {".kernel k 0\n  exit\n", 1, "kernel 'k' has no .end"},
       {kernel("  vun.exp.i32 s1, s2, s3"), 2, "type i32 not allowed for vun.exp"},
       {kernel("  mma.i32 s1, s2, s3"), 2, "type i32 not allowed for mma"},
+      {kernel("  mma.f64 s1, s2, s3"), 2, "type f64 not allowed for mma"},
+      {kernel("  vun.exp.i16 s1, s2, s3"), 2, "type i16 not allowed for vun.exp"},
+      {kernel("  vbins.or.f64 s1, s2, s3, s4"), 2, "type f64 not allowed for vbins.or"},
       {kernel("  atomic.add.u8 s1, s2, s3"), 2, "type u8 not allowed for atomic.add"},
       {kernel("  sload.f32 s1, s2"), 2, "type f32 not allowed for sload"},
       {kernel("  sload.i32 s1"), 2, "sload.i32 takes 2 operands, got 1"},
@@ -430,6 +448,9 @@ TEST(AssemblerTest, ErrorsNameTheLine) {
       {kernel("  wgid s1, 3"), 2, "grid dimension 3 out of range 0..2"},
       {kernel("  dma.desc.f32 d0, 4, s1, s2, s3"), 2, "descriptor dimension 4 out of range 0..3"},
       {kernel("  vfill.u8 s1, #256, s2"), 2, "immediate 256 out of range for u8"},
+      {kernel("  vfill.i8 s1, #128, s2"), 2, "immediate 128 out of range for i8"},
+      {kernel("  vfill.i8 s1, #255, s2"), 2, "immediate 255 out of range for i8"},
+      {kernel("  vfill.i16 s1, #-32769, s2"), 2, "immediate -32769 out of range for i16"},
       {kernel("  vfill.i32 s1, #2147483648, s2"), 2, "immediate 2147483648 out of range for i32"},
       {kernel("  vfill.i32 s1, #1.5, s2"), 2, "bad integer literal '1.5' for i32"},
       {kernel("  vfill.f32 s1, #1.5.2, s2"), 2, "bad float literal '1.5.2'"},

@@ -412,6 +412,22 @@ TEST_F(ExecutorTest, SLoadSignExtendsIntsAndZeroExtendsU8) {
             (std::vector<int64_t>{-5, INT32_MAX, INT64_MIN, 0x123456789abcdef0, 255, 7}));
 }
 
+TEST_F(ExecutorTest, SLoadSignExtendsI8AndI16) {
+  writeSp<int8_t>(301, {-1, 127});
+  writeSp<int16_t>(400, {-32768, 300});
+  ASSERT_TRUE(noFault(runAsm(R"(
+  li s1, 301
+  sload.i8 s2, s1
+  li s1, 302
+  sload.i8 s3, s1
+  li s1, 400
+  sload.i16 s4, s1
+  li s1, 402
+  sload.i16 s5, s1
+)" + dumpRegs({2, 3, 4, 5}))));
+  EXPECT_EQ(dumped(4), (std::vector<int64_t>{-1, 127, -32768, 300}));
+}
+
 TEST_F(ExecutorTest, SLoadFeedsAddressing) {
   // The gather pattern: an index read from the scratchpad picks the element to read next.
   writeSp<int64_t>(0, {3});

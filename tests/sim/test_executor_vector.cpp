@@ -87,6 +87,12 @@ uint64_t scalarRegister(DType t) {
       return static_cast<uint64_t>(int64_t(-98765432101));
     case DType::U8:
       return 0x7731;  // 49
+    case DType::I8:
+      return 0x12345677fbull;  // -5
+    case DType::I16:
+      return 0xabcd8001ull;  // -32767
+    case DType::F64:
+      return isa::floatToBits(-3.25, t);
   }
   return 0;
 }
@@ -105,6 +111,12 @@ std::pair<std::string, uint64_t> scalarImmediate(DType t) {
       return {"-123456789012", static_cast<uint64_t>(int64_t(-123456789012))};
     case DType::U8:
       return {"200", 200};
+    case DType::I8:
+      return {"-100", static_cast<uint64_t>(int64_t(-100))};
+    case DType::I16:
+      return {"1234", 1234};
+    case DType::F64:
+      return {"0.1", isa::floatToBits(0.1, t)};
   }
   return {};
 }
@@ -116,7 +128,8 @@ const char* const kBinaryNames[] = {"add", "sub", "mul", "div", "max", "min",
                                     "pow", "and", "or",  "xor", "rem"};
 const char* const kCondNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
 const char* const kReduceNames[] = {"sum", "max", "min", "argmax", "argmin"};
-const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8};
+const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64,
+                        DType::U8,  DType::I8,  DType::I16,  DType::F64};
 
 class VectorTest : public ExecutorTest {
  protected:
@@ -161,8 +174,19 @@ class VectorTest : public ExecutorTest {
           break;
         }
         case DType::U8:
+        case DType::I8:
           *q = static_cast<uint8_t>(rng());
           break;
+        case DType::I16: {
+          const auto v = static_cast<int16_t>(pick == 0 ? INT16_MIN : rng());
+          std::memcpy(q, &v, 2);
+          break;
+        }
+        case DType::F64: {
+          const double d = pick == 1 ? double{f} / 3.0 : double{f};
+          std::memcpy(q, &d, 8);
+          break;
+        }
       }
     }
   }
@@ -626,7 +650,39 @@ TEST_F(VectorTest, AtomicsOfOneWorkgroupKeepProgramOrderAndIgnoreTheVectorShape)
   EXPECT_EQ(readHbm<int64_t>(target, 4), (std::vector<int64_t>{1, 3, 5, 4}));
 }
 
+TEST_F(VectorTest, AtomicAddOfF64AddsDoubles) {
+  const uint64_t target = upload(std::vector<double>{0.5, 1e300, -2.0});
+  writeSp<double>(kA, {0.25, 1e300, 0.1});
+  ASSERT_TRUE(
+      noFault(runAsm("arg s1, 0\nli s2, " + text(kA) + "\nli s3, 3\natomic.add.f64 s1, s2, s3\n",
+                     {addr(target)})));
+  applyAtomics(result_.atomics);
+  EXPECT_EQ(readHbm<double>(target, 3), (std::vector<double>{0.75, 2e300, -2.0 + 0.1}));
+}
+
 // ---- Counters and trace of compute work ----
+
+TEST_F(VectorTest, F64VectorWorkCountsGroupsOfTheF64Lanes) {
+  // testCosts(): 16 lanes, 8 f64 lanes. 33 elements: 3 groups of f32, 5 of f64; a cast to or
+  // from f64 runs on the f64 units too.
+  costs_.vectorCycles = 2;
+  costs_.vectorComplexCycles = 7;
+  ASSERT_TRUE(noFault(runAsm(kRegs + R"(
+  li s5, 33
+  vbin.add.f32 s1, s2, s3, s5
+  vbin.add.f64 s1, s2, s3, s5
+  vbin.div.f64 s1, s2, s3, s5
+  vcast.f32.f64 s1, s2, s5
+  vcast.f64.i32 s1, s2, s5
+  vbin.add.i8 s1, s2, s3, s5
+)")));
+  const uint64_t expected[] = {3 * 2, 5 * 2, 5 * 7, 5 * 2, 5 * 2, 3 * 2};
+  std::vector<uint64_t> computes;
+  for (const TraceOp& op : result_.trace) {
+    if (op.kind == TraceOp::Kind::Compute) computes.push_back(op.amount);
+  }
+  EXPECT_EQ(computes, std::vector<uint64_t>(std::begin(expected), std::end(expected)));
+}
 
 TEST_F(VectorTest, VectorCyclesCountLaneGroupsAndComplexity) {
   costs_.vectorCycles = 2;

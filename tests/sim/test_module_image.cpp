@@ -144,9 +144,11 @@ Module randomModule(std::mt19937& rng) {
             }
             in.flags = kImmOperand;
             in.imm = int64_t(int32_t(rng()));
-            if (o.kind == OperandKind::RegOrTyped && in.type != DType::I64) {
+            if (o.kind == OperandKind::RegOrTyped && dtypeSize(in.type) < 8) {
               in.imm = int64_t(rng() & ((1ull << (8 * dtypeSize(in.type))) - 1));
               if (in.type == DType::I32) in.imm = int32_t(in.imm);
+              if (in.type == DType::I16) in.imm = int16_t(in.imm);
+              if (in.type == DType::I8) in.imm = int8_t(in.imm);
             }
             break;
         }
@@ -263,8 +265,8 @@ TEST(ModuleImageTest, MalformedImagesNameTheFunctionAndInstruction) {
        "instruction 2: invalid opcode " + std::to_string(kNumOpcodes)},
       {"sub", [](Module& m) { m.functions[0].code[3].sub = 12; },
        "instruction 3: invalid sub-operation 12 for salu"},
-      {"type", [](Module& m) { m.functions[0].code[14].type = DType(6); },
-       "instruction 14: invalid type 6"},
+      {"type", [](Module& m) { m.functions[0].code[14].type = DType(kNumDTypes); },
+       "instruction 14: invalid type 9"},
       {"type2", [](Module& m) { m.functions[0].code[21].type2 = DType(200); },
        "instruction 21: invalid type2 200"},
       {"type not allowed", [](Module& m) { m.functions[0].code[26].type = DType::U8; },
@@ -433,7 +435,11 @@ TEST(ValidateTest, Rules) {
   EXPECT_FALSE(typeAllowed(Opcode::VBinary, uint8_t(BinaryOp::And), DType::F16));
   EXPECT_TRUE(typeAllowed(Opcode::AtomicAdd, 0, DType::I32));
   EXPECT_FALSE(typeAllowed(Opcode::AtomicAdd, 0, DType::F16));
-  EXPECT_FALSE(typeAllowed(Opcode::VFill, 0, DType(6)));
+  EXPECT_FALSE(typeAllowed(Opcode::VFill, 0, DType(kNumDTypes)));
+  EXPECT_TRUE(typeAllowed(Opcode::VFill, 0, DType::I8));
+  EXPECT_TRUE(typeAllowed(Opcode::AtomicAdd, 0, DType::F64));
+  EXPECT_FALSE(typeAllowed(Opcode::Mma, 0, DType::F64));
+  EXPECT_FALSE(typeAllowed(Opcode::AtomicAdd, 0, DType::I16));
 
   Instr in;
   in.op = Opcode::Br;

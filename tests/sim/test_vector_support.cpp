@@ -64,7 +64,7 @@ TEST(VectorMath, UnsupportedCallsDoNothing) {
   unary(UnaryOp::Exp, DType::I32, i32.data(), src.data(), 9);
   unary(static_cast<UnaryOp>(99), DType::F32, dst.data(), src.data(), 9);
   cast(static_cast<DType>(17), DType::F32, dst.data(), src.data(), 9);
-  fill(static_cast<DType>(6), dst.data(), 0, 9);
+  fill(static_cast<DType>(isa::kNumDTypes), dst.data(), 0, 9);
   mma(DType::I32, static_cast<float*>(dst.data()), src.data(), src.data(), 3, 3, 1);
   for (int64_t i = 0; i < 9; ++i) {
     EXPECT_EQ(dst.get(i), 0xCDCDCDCDu);
