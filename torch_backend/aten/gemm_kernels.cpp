@@ -270,7 +270,7 @@ at::Tensor mv(const at::Tensor& self, const at::Tensor& vec) {
 
 bool dotDtype(at::ScalarType type) {
   return type == at::kFloat || type == at::kHalf || type == at::kBFloat16 || type == at::kInt ||
-         type == at::kLong || type == at::kByte;
+         type == at::kLong || type == at::kByte || type == at::kChar || type == at::kShort;
 }
 
 template <class Op>

@@ -81,6 +81,12 @@ std::vector<PointwiseOp> pointwiseTable() {
       entry("div", "trunc", "{0} {1} div trunc", "self other"),
       entry("div", "trunc_integer", "{0} {1} div", "self other"),  // integer division truncates
       entry("div", "floor", "{0} {1} div floor", "self other", "", R::Promoted, C::PromotedFloat),
+      // Integers divide exactly in their own type (a float quotient would round above 2^24 and
+      // saturate INT_MIN / -1, which wraps on the CPU): the truncated quotient, one less where
+      // the remainder is non-zero and the operands' signs differ.
+      entry("div", "floor_integer",
+            "{0} {1} rem 0 ne {0} {1} xor 0 lt and {0} {1} div 1 sub {0} {1} div where",
+            "self other"),
       entry("maximum", "", "{0} {1} max", "self other"),
       entry("minimum", "", "{0} {1} min", "self other"),
       entry("bitwise_and", "", "{0} {1} and", "self other"),

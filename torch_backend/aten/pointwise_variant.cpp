@@ -36,12 +36,13 @@ std::string_view scaledByAlpha(const c10::IValue* const* values) {
 std::string_view roundingMode(const c10::IValue* const* values) {
   if (!present(values[2])) return "";
   const std::string mode = values[2]->toStringRef();
-  if (mode == "floor") return "floor";
-  TORCH_CHECK(mode == "trunc",
+  TORCH_CHECK(mode == "trunc" || mode == "floor",
               "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", mode,
               "'");
   const at::ScalarType type = at::native::result_type(promote(*values[1], promote(*values[0], {})));
-  return c10::isIntegralType(type, /*includeBool=*/true) ? "trunc_integer" : "trunc";
+  const bool integral = c10::isIntegralType(type, /*includeBool=*/true);
+  if (mode == "floor") return integral ? "floor_integer" : "floor";
+  return integral ? "trunc_integer" : "trunc";
 }
 
 std::string_view squareExponent(const c10::IValue* const* values) {

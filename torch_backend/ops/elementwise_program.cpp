@@ -60,6 +60,10 @@ bool literalFits(double value, DType compute) {
       return value >= -2147483648.0 && value <= 2147483647.0;
     case DType::I64:
       return value >= -9223372036854775808.0 && value < 9223372036854775808.0;
+    case DType::I8:
+      return value >= -128 && value <= 127;
+    case DType::I16:
+      return value >= -32768 && value <= 32767;
     default:
       return value >= 0 && value <= 255;
   }

@@ -150,16 +150,26 @@ int computeUnits(int device) {
 
 int64_t scalarBits(double value, isa::DType type) {
   if (isa::isFloat(type)) return static_cast<int64_t>(isa::floatToBits(value, type));
-  // Through int64 first: converting a negative double straight to uint8_t is undefined.
-  if (type == isa::DType::U8) return static_cast<uint8_t>(static_cast<int64_t>(value));
-  return static_cast<int64_t>(value);
+  // Through int64 first: converting an out-of-range double straight to a narrow type is
+  // undefined.
+  return scalarBits(ScalarArg(static_cast<int64_t>(value)), type);
 }
 
 int64_t scalarBits(const ScalarArg& value, isa::DType type) {
   if (!value.isInteger) return scalarBits(value.real, type);
   if (isa::isFloat(type)) return scalarBits(static_cast<double>(value.integer), type);
-  if (type == isa::DType::U8) return static_cast<uint8_t>(value.integer);
-  return value.integer;
+  // The value wraps into the type, stored as the ISA stores immediates (validate.h): u8
+  // zero-extended, i8 and i16 sign-extended from their width.
+  switch (type) {
+    case isa::DType::U8:
+      return static_cast<uint8_t>(value.integer);
+    case isa::DType::I8:
+      return static_cast<int8_t>(value.integer);
+    case isa::DType::I16:
+      return static_cast<int16_t>(value.integer);
+    default:
+      return value.integer;
+  }
 }
 
 }  // namespace mimic::ops

@@ -31,11 +31,14 @@ void copyOnDevice(const at::Tensor& dst, const at::Tensor& src) {
   } else if (isaDTypeOf(dst.scalar_type(), &dstType) && isaDTypeOf(src.scalar_type(), &srcType)) {
     // Bool is stored as U8 like uint8, but converting to or from bool means "is non-zero" (a
     // bool holding another byte reads as true, as the CPU's loads normalise it); floats become
-    // uint8 through int64, so that negative values wrap as they do on the CPU.
+    // 8- and 16-bit integers through int64, so that values out of their range wrap as they do
+    // on the CPU (which converts through a wider integer).
     const bool viaFlag = dst.scalar_type() == at::kBool || src.scalar_type() == at::kBool;
-    const bool floatToByte = dst.scalar_type() == at::kByte && isa::isFloat(srcType);
+    const at::ScalarType d = dst.scalar_type();
+    const bool floatToNarrow =
+        (d == at::kByte || d == at::kChar || d == at::kShort) && isa::isFloat(srcType);
     const char* program = viaFlag ? "x0 0 ne" : "x0";
-    const isa::DType compute = viaFlag ? srcType : floatToByte ? isa::DType::I64 : dstType;
+    const isa::DType compute = viaFlag ? srcType : floatToNarrow ? isa::DType::I64 : dstType;
     ops::elementwise(ctx, viewOf(dst), {viewOf(src.expand(dst.sizes()))}, program, compute, {});
   } else {
     // A dtype the device cannot compute in: convert on the host, as a driver's copy would.

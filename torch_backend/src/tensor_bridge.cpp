@@ -24,6 +24,12 @@ bool isaDTypeOf(at::ScalarType type, isa::DType* out) {
     case at::kLong:
       *out = isa::DType::I64;
       return true;
+    case at::kChar:
+      *out = isa::DType::I8;
+      return true;
+    case at::kShort:
+      *out = isa::DType::I16;
+      return true;
     case at::kBool:
     case at::kByte:
       *out = isa::DType::U8;

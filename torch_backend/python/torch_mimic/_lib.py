@@ -9,9 +9,10 @@ import torch
 LIB = torch.library.Library("aten", "IMPL", "PrivateUse1")
 _ops = torch.ops.mimic
 
-# dtypes the device computes in; others (float64, int8, int16, complex) are stored only.
+# dtypes the device computes in; others (float64, complex) are stored only.
 NATIVE_DTYPES = frozenset(
-    {torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.uint8, torch.bool}
+    {torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.uint8, torch.bool,
+     torch.int8, torch.int16}
 )
 FLOAT_DTYPES = frozenset({torch.float32, torch.float16, torch.bfloat16})
 
@@ -68,7 +69,8 @@ def impl(*names):
 # compute_dtype of the dtypes that compute in themselves or in float32, without the checks.
 _COMPUTE = {torch.float32: torch.float32, torch.float16: torch.float32,
             torch.bfloat16: torch.float32, torch.int32: torch.int32, torch.int64: torch.int64,
-            torch.uint8: torch.uint8, torch.bool: torch.uint8}
+            torch.uint8: torch.uint8, torch.bool: torch.uint8, torch.int8: torch.int8,
+            torch.int16: torch.int16}
 
 
 def require_native(*tensors):

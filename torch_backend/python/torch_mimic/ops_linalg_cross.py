@@ -6,7 +6,7 @@ import torch
 from ._lib import Unsupported, impl
 from .ops_linalg_triangular import meta, write_out
 
-_DTYPES = frozenset({torch.float32, torch.int32, torch.int64, torch.uint8})
+_DTYPES = frozenset({torch.float32, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8})
 
 
 def _cross(a, b, dim):

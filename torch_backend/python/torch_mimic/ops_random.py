@@ -162,12 +162,12 @@ def _arange_length(start, end, step):
 def arange_out(start, end, step=1, *, out):
     length = _arange_length(start, end, step)
     compute = out.dtype if out.dtype in (torch.int32, torch.int64) else torch.float32
-    if out.dtype in (torch.int32, torch.int64, torch.uint8):
+    if out.dtype in (torch.int32, torch.int64, torch.uint8, torch.int8, torch.int16):
         # PyTorch's CPU kernel converts the bounds to the accumulate type (int64) first, and
-        # for int64 results counts the length from the converted bounds too; uint8 results
-        # wrap from int64 values (-1 gives 255).
+        # for int64 results counts the length from the converted bounds too; uint8, int8 and
+        # int16 results wrap from int64 values (-1 gives 255 in uint8).
         start, step = int(start), int(step)
-        if out.dtype == torch.uint8:
+        if out.dtype in (torch.uint8, torch.int8, torch.int16):
             compute = torch.int64
         if out.dtype == torch.int64 and step != 0:
             length = _arange_length(start, int(end), step)

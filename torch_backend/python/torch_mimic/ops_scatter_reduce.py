@@ -17,7 +17,7 @@ from .ops_reduce import reduce_into
 
 _ops = torch.ops.mimic
 _F32 = torch.float32
-_NATIVE = FLOAT_DTYPES | {torch.int32, torch.int64, torch.uint8}
+_NATIVE = FLOAT_DTYPES | {torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8}
 
 
 def _meta(x):
