@@ -176,7 +176,11 @@ void runReduce(const LaunchContext& ctx, const ReduceCall& call, const Workspace
   shape.in = in.dtype;
   shape.out = out.dtype;
   const bool accumulates = call.kind == ReduceKind::Sum || call.kind == ReduceKind::Prod;
-  shape.acc = !accumulates ? in.dtype : isa::isFloat(in.dtype) ? DType::F32 : DType::I64;
+  // f64 accumulates in f64 (never narrowed to f32), the other floats in f32, integers in i64.
+  shape.acc = !accumulates             ? in.dtype
+              : in.dtype == DType::F64 ? DType::F64
+              : isa::isFloat(in.dtype) ? DType::F32
+                                       : DType::I64;
   shape.map = call.map;
   shape.gather = call.gather;
   shape.divide = call.divisor != 1;

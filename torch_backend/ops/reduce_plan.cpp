@@ -185,7 +185,9 @@ std::vector<int64_t> arguments(const Plan& p, const LaunchOperands& operands) {
   args[kArgTileRowBytes] = p.pitch * e;
   args[kArgOtherRowBytes] = p.pitch * eo;
   args[kArgAccRowBytes] = p.pitch * (cast ? a : e);
-  args[kArgDivisor] = scalarBits(operands.divisor, isa::DType::F32);
+  // The divisor is a scalar of the accumulator's float type (f64 keeps its precision).
+  args[kArgDivisor] =
+      scalarBits(operands.divisor, s.acc == isa::DType::F64 ? isa::DType::F64 : isa::DType::F32);
   // Tile strides: the columns' dims are dense within a row, the rows' dims step whole rows.
   const int64_t keptUnit = s.columns ? 1 : p.pitch, redUnit = s.columns ? p.pitch : 1;
   int64_t keptInner = 1, redInner = 1;

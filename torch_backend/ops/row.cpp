@@ -32,7 +32,8 @@ void checkView(const char* op, const char* name, const TensorView& v,
     fail(op, std::string(name) + " has sizes " + sizesText(v.sizes) + " and " +
                  std::to_string(v.strides.size()) + " strides; expected sizes " + sizesText(sizes));
   }
-  if (!isa::isFloat(v.dtype)) {
+  // The row kernels compute in f32: f64 would lose its precision, so it is refused too.
+  if (!isa::isFloat(v.dtype) || v.dtype == isa::DType::F64) {
     fail(op, std::string(name) + " has dtype " + isa::dtypeName(v.dtype) +
                  "; only f32, f16 and bf16 are supported");
   }

@@ -222,6 +222,8 @@ void scan(const LaunchContext& ctx, const TensorView& out, const TensorView& ind
   checkOperand("out", out, in.sizes);
   ScanShape shape{kind, in.dtype, out.dtype};
   const bool floatIn = isa::isFloat(in.dtype);
+  // Float scans compute in f32: f64 would lose its precision.
+  if (in.dtype == DType::F64 || out.dtype == DType::F64) fail("f64 scans are not supported");
   if (kind == ScanKind::LogSumExp && (!floatIn || !isa::isFloat(out.dtype))) {
     fail("logsumexp scans float dtypes only, got in " + std::string(isa::dtypeName(in.dtype)) +
          " and out " + isa::dtypeName(out.dtype));

@@ -86,6 +86,8 @@ void sort(const LaunchContext& ctx, const TensorView& values, const TensorView& 
     if (s < 0) fail("negative size in " + sizesText(in.sizes));
   }
   if (values.data == nullptr && indices.data == nullptr) fail("no output to write");
+  // Float keys are ordered through their f32 bits: f64 keys would be rounded.
+  if (in.dtype == DType::F64) fail("f64 rows are not supported (keys are ordered as f32)");
   if (values.data != nullptr) {
     checkRows("values", values, in.sizes);
     if (values.dtype != in.dtype) {

@@ -30,6 +30,9 @@ bool isaDTypeOf(at::ScalarType type, isa::DType* out) {
     case at::kShort:
       *out = isa::DType::I16;
       return true;
+    case at::kDouble:
+      *out = isa::DType::F64;
+      return true;
     case at::kBool:
     case at::kByte:
       *out = isa::DType::U8;
