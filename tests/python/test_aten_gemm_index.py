@@ -434,12 +434,13 @@ def test_cat_promotes(device, fallbacks):
     ("index_put", lambda x, i: torch.index_put(x, (i,), x[:2])),
     ("index_put_", lambda x, i: x.clone().index_put_((i,), x[:2])),
 ])
-def test_float64_index_ops_fall_back(name, fn, device, fallbacks):
+def test_float64_index_ops_run_on_the_device(name, fn, device, fallbacks):
+    # The index kernels move f64 elements and add them in f64 (ordered, not atomic).
     x = torch.randn(4, 3, dtype=torch.float64)
     index = torch.tensor([3, 1])
     expected = fn(x, index)
     _same(fn(x.to(device), index.to(device)), expected)
-    assert fallbacks().get(f"aten::{name}") == 1
+    assert f"aten::{name}" not in fallbacks()
 
 
 def test_masks_and_gaps_fall_back(device, fallbacks):
