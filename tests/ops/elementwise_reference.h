@@ -28,12 +28,15 @@ inline bool isInt(DType t) {
 }
 
 inline double roundTo(double v, DType t) {
+  if (t == DType::F64) return v;
   if (t == DType::F32 || std::isnan(v)) return static_cast<float>(v);
   return mimic::isa::bitsToFloat(mimic::isa::floatToBits(static_cast<float>(v), t), t);
 }
 
 inline int64_t wrap(uint64_t v, DType t) {
   if (t == DType::I32) return static_cast<int32_t>(static_cast<uint32_t>(v));
+  if (t == DType::I16) return static_cast<int16_t>(static_cast<uint16_t>(v));
+  if (t == DType::I8) return static_cast<int8_t>(static_cast<uint8_t>(v));
   if (t == DType::U8) return static_cast<int64_t>(v & 0xFF);
   return static_cast<int64_t>(v);
 }
@@ -46,9 +49,13 @@ inline Num cast(Num v, DType from, DType to) {
     r.i = wrap(static_cast<uint64_t>(v.i), to);
   } else if (!std::isnan(v.f)) {
     const double lo = to == DType::U8    ? 0
+                      : to == DType::I8  ? -128.0
+                      : to == DType::I16 ? -32768.0
                       : to == DType::I32 ? -2147483648.0
                                          : -9.2233720368547758e18;
     const double hi = to == DType::U8    ? 255
+                      : to == DType::I8  ? 127.0
+                      : to == DType::I16 ? 32767.0
                       : to == DType::I32 ? 2147483647.0
                                          : 9.2233720368547758e18;
     const double t = std::trunc(v.f);
@@ -81,7 +88,16 @@ inline void encode(Num v, DType t, uint8_t* p) {
       std::memcpy(p, &v.i, 8);
       return;
     case DType::U8:
+    case DType::I8:
       *p = static_cast<uint8_t>(v.i);
+      return;
+    case DType::I16: {
+      const int16_t x = static_cast<int16_t>(v.i);
+      std::memcpy(p, &x, 2);
+      return;
+    }
+    case DType::F64:
+      std::memcpy(p, &v.f, 8);
       return;
   }
 }
@@ -113,6 +129,18 @@ inline Num decode(const uint8_t* p, DType t) {
       break;
     case DType::U8:
       v.i = *p;
+      break;
+    case DType::I8:
+      v.i = static_cast<int8_t>(*p);
+      break;
+    case DType::I16: {
+      int16_t x;
+      std::memcpy(&x, p, 2);
+      v.i = x;
+      break;
+    }
+    case DType::F64:
+      std::memcpy(&v.f, p, 8);
       break;
   }
   return v;
