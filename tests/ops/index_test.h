@@ -50,13 +50,17 @@ inline uint64_t valueBits(DType t, int64_t k) {
     case DType::F32:
     case DType::F16:
     case DType::BF16:
+    case DType::F64:
       return mimic::isa::floatToBits(double(k % 97) * 0.25 - 7.5, t);
     case DType::I32:
       return uint32_t(int32_t(k * 7919 % 100003 - 50000));
     case DType::I64:
       return uint64_t(k * 1000003 % 1000000007 - 500000000) * 4099;
     case DType::U8:
+    case DType::I8:
       return uint8_t(k * 37 + 11);
+    case DType::I16:
+      return uint16_t(k * 7919 % 60001);
   }
   return 0;
 }
@@ -82,7 +86,14 @@ inline uint64_t addBits(DType t, uint64_t self, uint64_t v, double alpha) {
     case DType::I64:
       return self + v * uint64_t(int64_t(alpha));
     case DType::U8:
+    case DType::I8:
       return uint8_t(self + v * uint64_t(int64_t(alpha)));
+    case DType::I16:
+      return uint16_t(self + v * uint64_t(int64_t(alpha)));
+    case DType::F64: {
+      const double scaled = alpha == 1 ? bitsToFloat(v, t) : bitsToFloat(v, t) * alpha;
+      return floatToBits(bitsToFloat(self, t) + scaled, t);
+    }
   }
   return 0;
 }
