@@ -235,6 +235,37 @@ def test_sum_out_full_and_empty():
     _native()
 
 
+def _prod_bound(x, dim):
+    """Each of the n - 1 complex multiplies of a product rounds within 8 u of its magnitude
+    (the multiply's bound above), so the product is within (1 + 8u)^(n - 1) - 1 of the product
+    of the magnitudes, whatever order the device multiplies in."""
+    return ((1 + 8 * U) ** max(x.shape[dim] - 1, 0) - 1) * x.abs().double().prod(dim)
+
+
+@pytest.mark.parametrize("shape,dim", [((4, 7, 6), 1), ((9,), 0), ((3, 1), 1), ((2, 16), 1)])
+def test_prod_multiplies_by_halves_on_the_device(shape, dim):
+    x = _rand(*shape, seed=15)
+    exact = x.to(torch.complex128).prod(dim)
+    bound = _prod_bound(x, dim)
+    _assert_within(x.to(DEVICE).prod(dim).to(torch.complex128), exact, bound)
+    _assert_within(x.to(DEVICE).prod(dim, keepdim=True).to(torch.complex128),
+                   exact.unsqueeze(dim), bound.unsqueeze(dim))
+    _native()
+
+
+def test_prod_of_all_elements_out_and_empty():
+    x = _rand(3, 5, seed=16)
+    exact = x.to(torch.complex128).prod()
+    bound = ((1 + 8 * U) ** (x.numel() - 1) - 1) * x.abs().double().prod()
+    _assert_within(x.to(DEVICE).prod().to(torch.complex128), exact, bound)
+    out = torch.empty(0, dtype=C64, device=DEVICE)
+    torch.prod(x.to(DEVICE), 0, out=out)
+    _assert_within(out.to(torch.complex128), x.to(torch.complex128).prod(0), _prod_bound(x, 0))
+    empty = torch.empty(0, 3, dtype=C64)
+    _assert_within(empty.to(DEVICE).prod(0), empty.prod(0), 0)
+    _native()
+
+
 def _gemm_bound(a, b):
     depth = a.shape[-1]
     return 2 * (2 * depth + 2) * U * (a.abs().double() @ b.abs().double())
