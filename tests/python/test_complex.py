@@ -266,6 +266,27 @@ def test_prod_of_all_elements_out_and_empty():
     _native()
 
 
+@pytest.mark.parametrize("dims,correction,keepdim", [((1,), 1, False), ((0, 2), 0, True),
+                                                      ((0, 1, 2), 1, False)])
+def test_var_and_std_are_their_parts_variances(dims, correction, keepdim):
+    """var(z) = var(re) + var(im), real. Two-pass float32 variance of n terms is within
+    (2n + 8) u of the sum of squares it divides (Chan, Golub and LeVeque's bound, whose
+    condition-number term is below u for these normal samples); std within half that, relative."""
+    x = _rand(4, 5, 6, seed=17)
+    d = x.to(DEVICE)
+    count = math.prod(x.shape[k] for k in dims)
+    kwargs = dict(dim=dims, correction=correction, keepdim=keepdim)
+    exact_var, exact_mean = torch.var_mean(x.to(torch.complex128), **kwargs)
+    bound = (2 * count + 8) * U * exact_var
+    var, mean = torch.var_mean(d, **kwargs)
+    _assert_within(var.double(), exact_var, bound)
+    _assert_within(mean.to(torch.complex128), exact_mean,
+                   _sum_bound(x, dims).reshape(exact_mean.shape) / count)
+    _assert_within(torch.std(d, **kwargs).double(), exact_var.sqrt(), bound / exact_var.sqrt())
+    _assert_within(torch.var(d.conj(), **kwargs).double(), exact_var, bound)
+    _native()
+
+
 def _gemm_bound(a, b):
     depth = a.shape[-1]
     return 2 * (2 * depth + 2) * U * (a.abs().double() @ b.abs().double())

@@ -57,7 +57,21 @@ def _count(x, dims):
     return count
 
 
+def _complex_variance(self, dim, correction, keepdim, want_mean, take_sqrt):
+    """|z - mean|^2 is (re - mean re)^2 + (im - mean im)^2: the variance of a complex64 tensor
+    is the sum of its parts' float32 variances (conjugation changes neither), and real."""
+    plain = self.conj() if self.is_conj() else self
+    var = _variance(plain.real, dim, correction, keepdim) + \
+        _variance(plain.imag, dim, correction, keepdim)
+    result = var.sqrt() if take_sqrt else var
+    if want_mean:
+        return result, self.mean(_dims(self, dim), keepdim=keepdim)
+    return result
+
+
 def _variance(self, dim, correction, keepdim, want_mean=False, take_sqrt=False):
+    if self.dtype == torch.complex64 and not self.is_neg():
+        return _complex_variance(self, dim, correction, keepdim, want_mean, take_sqrt)
     if self.dtype not in FLOAT_DTYPES:
         raise Unsupported()
     dims = _dims(self, dim)
