@@ -186,6 +186,17 @@ def test_comparisons_and_isnan():
     _native()
 
 
+def test_logical_ops_read_either_part_as_true():
+    a = torch.tensor([1j, 0j, 2 + 0j, 0j, complex(0, math.nan), -0.0 + 0j])
+    b = torch.tensor([1j, 1j, 0j, 0j, 0j, 3j])
+    da, db = a.to(DEVICE), b.to(DEVICE)
+    for fn in (torch.logical_and, torch.logical_or, torch.logical_xor):
+        assert torch.equal(fn(da, db).cpu(), fn(a, b)), fn
+        assert torch.equal(fn(da, db.real).cpu(), fn(a, b.real)), fn
+    assert torch.equal(torch.logical_not(da).cpu(), torch.logical_not(a))
+    _native()
+
+
 def test_where_masked_fill_fill_and_zeros():
     a, b = _rand(3, 4, seed=11), _rand(4, seed=12)
     cond = torch.tensor([True, False, True, False])

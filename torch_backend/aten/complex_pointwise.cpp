@@ -137,6 +137,12 @@ std::vector<std::string> pair(const Part& p) {
   return {p.re, p.im};
 }
 
+// A complex value is true when either part is nonzero (NaN included), as the CPU's logical ops
+// read it.
+std::string nonzero(const Part& p) {
+  return p.re + " 0 ne " + p.im + " 0 ne or";
+}
+
 // alpha scales other: self + alpha * other (the operand list ends with alpha when the schema has
 // one; it is the literal 1 when it is 1).
 Part scaled(const std::vector<Part>& parts) {
@@ -248,6 +254,26 @@ const std::vector<ComplexPointwiseOp>& complexOps() {
          return std::vector<std::string>{p[0].re + " " + p[1].re + " ne " + p[0].im + " " +
                                          p[1].im + " ne or"};
        }},
+      {"logical_and",
+       {"self", "other"},
+       {},
+       R::Bool,
+       [](P p) { return std::vector<std::string>{nonzero(p[0]) + " " + nonzero(p[1]) + " and"}; }},
+      {"logical_or",
+       {"self", "other"},
+       {},
+       R::Bool,
+       [](P p) { return std::vector<std::string>{nonzero(p[0]) + " " + nonzero(p[1]) + " or"}; }},
+      {"logical_xor",
+       {"self", "other"},
+       {},
+       R::Bool,
+       [](P p) { return std::vector<std::string>{nonzero(p[0]) + " " + nonzero(p[1]) + " ne"}; }},
+      {"logical_not",
+       {"self"},
+       {},
+       R::Bool,
+       [](P p) { return std::vector<std::string>{p[0].re + " 0 eq " + p[0].im + " 0 eq and"}; }},
       {"isnan",
        {"self"},
        {},
