@@ -329,6 +329,17 @@ def test_bmm_matmul_mh_and_out():
     _native()
 
 
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 2.0), (0, 1)])
+def test_baddbmm_adds_the_scaled_products(beta, alpha):
+    c, a, b = _rand(2, 3, 5, seed=18), _rand(2, 3, 4, seed=19), _rand(2, 4, 5, seed=20)
+    product = a.abs().double() @ b.abs().double()
+    bound = abs(alpha) * _gemm_bound(a, b) + 4 * U * (abs(beta) * c.abs().double() +
+                                                       abs(alpha) * product)
+    result = torch.baddbmm(c.to(DEVICE), a.to(DEVICE), b.to(DEVICE), beta=beta, alpha=alpha)
+    _assert_within(result, torch.baddbmm(c, a, b, beta=beta, alpha=alpha), bound)
+    _native()
+
+
 def test_randn_and_rand_fill_the_pairs_as_the_cpu_does():
     n = 40000
     z = torch.randn(n, dtype=C64, device=DEVICE)

@@ -4,7 +4,8 @@
 //   re(c) = re(a) re(b) - im(a) im(b),  im(c) = re(a) im(b) + im(a) re(b).
 // Four products rather than the three of Gauss's trick, whose cancellation loosens the error
 // bound of the imaginary part. Conjugate views are read through their memory with the signs of
-// the imaginary parts flipped. Hooked into mm, bmm, addmm, mv, dot and vdot (gemm_kernels.cpp).
+// the imaginary parts flipped. Hooked into mm, bmm, addmm, baddbmm, mv, dot and vdot
+// (gemm_kernels.cpp).
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -182,16 +182,30 @@ at::Tensor& bmmOut(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
   return out;
 }
 
+// beta self + alpha a b of complex64 operands with real alpha and beta, as complex GEMMs into a
+// copy of self; false when the call is not one the complex GEMM serves.
+bool complexAddProduct(const char* name, const at::Tensor& self, const at::Tensor& a,
+                       const at::Tensor& b, const at::Scalar& beta, const at::Scalar& alpha,
+                       at::IntArrayRef sizes, at::Tensor* result) {
+  double alphaValue, betaValue;
+  if (!complexGemmServes(a, b) || self.scalar_type() != at::kComplexFloat || self.is_conj() ||
+      !realScalar(alpha, &alphaValue) || !realScalar(beta, &betaValue)) {
+    return false;
+  }
+  at::Tensor out = emptyLike(a, sizes);
+  if (betaValue != 0) out.copy_(self.expand(out.sizes()));
+  complexGemm(name, out, a, b, alphaValue, betaValue);
+  *result = std::move(out);
+  return true;
+}
+
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                  const at::Scalar& beta, const at::Scalar& alpha) {
   checkMm(mat1, mat2, "addmm");
-  double alphaValue, betaValue;
-  if (complexGemmServes(mat1, mat2) && self.scalar_type() == at::kComplexFloat && !self.is_conj() &&
-      realScalar(alpha, &alphaValue) && realScalar(beta, &betaValue)) {
-    at::Tensor out = emptyLike(mat1, {mat1.size(0), mat2.size(1)});
-    if (betaValue != 0) out.copy_(self.expand(out.sizes()));
-    complexGemm("aten::addmm", out, mat1, mat2, alphaValue, betaValue);
-    return out;
+  at::Tensor complexResult;
+  if (complexAddProduct("aten::addmm", self, mat1, mat2, beta, alpha, {mat1.size(0), mat2.size(1)},
+                        &complexResult)) {
+    return complexResult;
   }
   if (!floatProduct(self, mat1, mat2)) {
     return Fallback<at::_ops::addmm>::call(self, mat1, mat2, beta, alpha);
@@ -230,6 +244,11 @@ at::Tensor& addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& m
 at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                    const at::Scalar& beta, const at::Scalar& alpha) {
   checkBmm(batch1, batch2);
+  at::Tensor complexResult;
+  if (complexAddProduct("aten::baddbmm", self, batch1, batch2, beta, alpha,
+                        {batch1.size(0), batch1.size(1), batch2.size(2)}, &complexResult)) {
+    return complexResult;
+  }
   if (!floatProduct(self, batch1, batch2)) {
     return Fallback<at::_ops::baddbmm>::call(self, batch1, batch2, beta, alpha);
   }
