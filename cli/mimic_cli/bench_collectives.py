@@ -41,5 +41,8 @@ def run_args(argv):
         env["MIMIC_PRESET"] = argv[at + 1]
         presets_api.check(env["MIMIC_PRESET"])
         del argv[at:at + 2]
+    if any(word in ("-h", "--help") for word in argv):
+        print("mimic bench-collectives [--preset P] [FLAGS]: --preset P runs on preset P "
+              "(mimic presets lists them); the benchmark's flags follow.")
     sys.stdout.flush()
     return subprocess.run([binary()] + argv, env=env).returncode
