@@ -122,10 +122,6 @@ int64_t fftMaxLength(int64_t device) {
   return n;
 }
 
-void writesNothingOnMeta(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  torch::jit::drop(*stack, op.schema().arguments().size());
-}
-
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(mimic, m) {
@@ -133,21 +129,6 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
         fft);
   m.def("fft_twiddles(int n, bool forward) -> Tensor", fftTwiddles);
   m.def("fft_max_length(int device) -> int", fftMaxLength);
-}
-
-// As for the other primitives (primitive_meta.cpp): the caller allocated the output, so a meta
-// or fake call has nothing to compute, and autograd passes the primitive through, at
-// AutogradCPU too (fake mimic tensors dispatch as fake CPU tensors).
-TORCH_LIBRARY_IMPL(mimic, Meta, m) {
-  m.impl("fft", torch::CppFunction::makeFromBoxedFunction<&writesNothingOnMeta>());
-}
-
-TORCH_LIBRARY_IMPL(mimic, AutogradMeta, m) {
-  m.impl("fft", torch::CppFunction::makeFallthrough());
-}
-
-TORCH_LIBRARY_IMPL(mimic, AutogradCPU, m) {
-  m.impl("fft", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace mimic::torch_backend

@@ -24,7 +24,10 @@ constexpr const char* kTensorPrimitives[] = {"elementwise",
                                              "gather",
                                              "scatter",
                                              "index_add",
-                                             "index_put"};
+                                             "index_put",
+                                             "scan",
+                                             "sort",
+                                             "fft"};
 
 void writesNothingOnMeta(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   torch::jit::drop(*stack, op.schema().arguments().size());

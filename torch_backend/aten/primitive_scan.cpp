@@ -99,30 +99,10 @@ void scan(const at::Tensor& out, const c10::optional<at::Tensor>& indices, const
   if (stagedIndices.defined()) indices->copy_(stagedIndices);
 }
 
-void writesNothingOnMeta(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  torch::jit::drop(*stack, op.schema().arguments().size());
-}
-
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(mimic, m) {
   m.def("scan(Tensor(a!) out, Tensor(b!)? indices, Tensor input, int dim, str kind) -> ()", scan);
-}
-
-// As for the other primitives (primitive_meta.cpp): the caller allocated the outputs, so a meta
-// or fake call has nothing to compute, and autograd passes the primitive through, at
-// AutogradCPU too (fake mimic tensors dispatch as fake CPU tensors: the catch-all would run
-// the device kernel there before the Meta key is consulted).
-TORCH_LIBRARY_IMPL(mimic, Meta, m) {
-  m.impl("scan", torch::CppFunction::makeFromBoxedFunction<&writesNothingOnMeta>());
-}
-
-TORCH_LIBRARY_IMPL(mimic, AutogradMeta, m) {
-  m.impl("scan", torch::CppFunction::makeFallthrough());
-}
-
-TORCH_LIBRARY_IMPL(mimic, AutogradCPU, m) {
-  m.impl("scan", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace mimic::torch_backend

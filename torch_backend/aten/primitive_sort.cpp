@@ -43,24 +43,11 @@ int64_t sortCapacity(int64_t device) {
   return ops::sortRowCapacity(static_cast<int>(device));
 }
 
-void writesNothingOnMeta(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  torch::jit::drop(*stack, op.schema().arguments().size());
-}
-
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(mimic, m) {
   m.def("sort(Tensor(a!)? values, Tensor(b!)? indices, Tensor input, bool descending) -> ()", sort);
   m.def("sort_capacity(int device) -> int", sortCapacity);
-}
-
-// Shape-only on meta and fake tensors: the caller allocated the outputs.
-TORCH_LIBRARY_IMPL(mimic, Meta, m) {
-  m.impl("sort", torch::CppFunction::makeFromBoxedFunction<&writesNothingOnMeta>());
-}
-
-TORCH_LIBRARY_IMPL(mimic, AutogradMeta, m) {
-  m.impl("sort", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace mimic::torch_backend
