@@ -34,31 +34,11 @@ ops::ScanKind scanKindOf(c10::string_view kind) {
   TORCH_CHECK(false, "mimic: unknown scan kind '", std::string(kind), "'");
 }
 
-// Dims [from, to) of v as one size and stride, or false when they do not merge.
-bool merge(const ops::TensorView& v, int from, int to, int64_t* size, int64_t* stride) {
-  *size = 1;
-  *stride = 0;
-  int64_t next = -1;  // the stride the next outer dim needs to continue the merged run
-  for (int d = to - 1; d >= from; --d) {
-    if (v.sizes[d] == 1) continue;
-    if (next != -1 && v.strides[d] != next) return false;
-    if (next == -1) *stride = v.strides[d];
-    *size *= v.sizes[d];
-    next = v.strides[d] * v.sizes[d];
-  }
-  return true;
-}
-
 // t as [G, N, C] around `dim`, or nothing when it does not merge.
 std::optional<ops::TensorView> aroundDim(const at::Tensor& t, int64_t dim) {
   ops::TensorView v = viewOf(t);
   if (v.dim() == 0) return ops::TensorView{v.data, v.dtype, {1, 1, 1}, {0, 0, 0}};
-  ops::TensorView r{v.data, v.dtype, {1, v.sizes[dim], 1}, {0, v.strides[dim], 0}};
-  if (!merge(v, 0, static_cast<int>(dim), &r.sizes[0], &r.strides[0]) ||
-      !merge(v, static_cast<int>(dim) + 1, v.dim(), &r.sizes[2], &r.strides[2])) {
-    return std::nullopt;
-  }
-  return r;
+  return ops::aroundDim(v, dim);
 }
 
 void scan(const at::Tensor& out, const c10::optional<at::Tensor>& indices, const at::Tensor& input,

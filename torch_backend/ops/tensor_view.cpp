@@ -27,4 +27,32 @@ std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes) {
   return strides;
 }
 
+namespace {
+
+// Dims [from, to) of v as one size and stride, or false when they do not merge.
+bool merge(const TensorView& v, int from, int to, int64_t* size, int64_t* stride) {
+  *size = 1;
+  *stride = 0;
+  int64_t next = -1;  // the stride the next outer dim needs to continue the merged run
+  for (int d = to - 1; d >= from; --d) {
+    if (v.sizes[d] == 1) continue;
+    if (next != -1 && v.strides[d] != next) return false;
+    if (next == -1) *stride = v.strides[d];
+    *size *= v.sizes[d];
+    next = v.strides[d] * v.sizes[d];
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<TensorView> aroundDim(const TensorView& v, int64_t dim) {
+  TensorView r{v.data, v.dtype, {1, v.sizes[dim], 1}, {0, v.strides[dim], 0}};
+  if (!merge(v, 0, static_cast<int>(dim), &r.sizes[0], &r.strides[0]) ||
+      !merge(v, static_cast<int>(dim) + 1, v.dim(), &r.sizes[2], &r.strides[2])) {
+    return std::nullopt;
+  }
+  return r;
+}
+
 }  // namespace mimic::ops

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "mimic/mimic.h"
@@ -30,5 +31,9 @@ struct LaunchContext {
 
 // Contiguous row-major strides for `sizes`.
 std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& sizes);
+
+// v as three dims [G, N, C] around `dim` (the dims before it merged into G, those after into C),
+// as the row kernels (scans, FFT) take it; nothing when those dims do not merge into one stride.
+std::optional<TensorView> aroundDim(const TensorView& v, int64_t dim);
 
 }  // namespace mimic::ops
