@@ -7,13 +7,25 @@ then the panel's reflectors as one block reflector I - V T V^T (T by larft's rec
 applied to the trailing columns with three batched GEMMs; below the crossover each reflector
 goes to the whole trailing matrix (two GEMMs). Products with Q (ormqr, householder_product,
 linalg_qr's Q) apply the block reflectors panel by panel, or, for up to ``PANEL`` reflectors,
-one at a time as LAPACK's unblocked orm2r does."""
+one at a time as LAPACK's unblocked orm2r does.
+
+complex64 follows LAPACK's complex routines (zgeqrf, zungqr, zunmqr): H = I - tau v v^H, with
+zlarfg's reflector (beta real, so R's diagonal is real; a column whose tail is zero still gets
+a reflector when its diagonal is not real), geqrf applying H^H = I - conj(tau) v v^H to the
+trailing columns and ``transpose`` of a product with Q the conjugate transpose. On float32 every
+conj is the identity and mH is mT, so both dtypes share the code.
+
+complex64 ormqr stays on the counted fallback: its callers (OpInfo's samples among them) pass
+arbitrary reflectors and taus, whose products are far from unitary and cancel most of C; the
+result is then decided by the rounding order (LAPACK's zgemv/zgerc against four real GEMMs
+here), and although both are as close to the exact product (measured in complex128), they
+differ from each other by more than complex64's comparison tolerance."""
 import math
 
 import torch
 
 from ._lib import Unsupported, impl
-from .ops_linalg_triangular import PANEL, batched, flat, identity_like, like_meta, meta, require_float32, write_out
+from .ops_linalg_triangular import PANEL, batched, flat, like_meta, meta, require_float32, require_solvable, write_out
 
 _aten = torch.ops.aten
 # LAPACK's geqrf factors matrices of up to 128 columns (its crossover, ilaenv's NX) one
@@ -21,40 +33,59 @@ _aten = torch.ops.aten
 UNBLOCKED_UP_TO = 128
 
 
+def _add_product_(c, a, b, alpha):
+    """c += alpha a b (batched): baddbmm_ for float32; complex64's in-place baddbmm_ has no
+    device kernel, so its out-of-place baddbmm (the same complex GEMM) is copied back."""
+    if c.is_complex():
+        c.copy_(torch.baddbmm(c, a, b, alpha=alpha))
+    else:
+        c.baddbmm_(a, b, alpha=alpha)
+
+
+def _identity(batch, m, n, dtype, device):
+    """The first n columns of [batch, m, m] identity matrices, contiguous."""
+    return torch.eye(m, dtype=dtype, device=device)[:, :n].expand(batch, m, n).contiguous()
+
+
 def _reflector_(a, tau, j):
     """Makes the reflector of column j of ``a`` [batch, m, n] below the diagonal: beta on the
     diagonal, v's tail below it (v's head is an implicit 1), tau[:, j]."""
     alpha = a[:, j:j + 1, j:j + 1]
     tail = a[:, j + 1:, j:j + 1]
-    if tail.shape[1] == 0:
+    if tail.shape[1] == 0 and not a.is_complex():
         tau[:, j:j + 1].zero_()
         return
-    xnorm = torch.linalg.vector_norm(tail, dim=1, keepdim=True)
     norm = torch.linalg.vector_norm(a[:, j:, j:j + 1], dim=1, keepdim=True)
-    plain = xnorm == 0
-    beta = torch.where(plain, alpha, torch.where(alpha >= 0, -norm, norm))
+    if tail.shape[1]:
+        plain = torch.linalg.vector_norm(tail, dim=1, keepdim=True) == 0
+    else:
+        plain = torch.ones_like(norm, dtype=torch.bool)
+    if a.is_complex():
+        plain = plain & (alpha.imag == 0)
+    beta = torch.where(plain, alpha, torch.where(alpha.real >= 0, -norm, norm).to(a.dtype))
     one = torch.ones_like(beta)
     tau_j = torch.where(plain, torch.zeros_like(beta), (beta - alpha) / torch.where(plain, one, beta))
-    tail.mul_(torch.where(plain, one, (alpha - beta).reciprocal()))
+    if tail.shape[1]:
+        tail.mul_(torch.where(plain, one, (alpha - beta).reciprocal()))
     alpha.copy_(beta)
     tau[:, j:j + 1].copy_(tau_j.squeeze(-1))
 
 
 def _apply_reflector_(a, tau, j, end):
-    """Applies H_j = I - tau v v^T from the left to columns j+1..end of ``a``."""
+    """Applies H_j^H = I - conj(tau) v v^H from the left to columns j+1..end of ``a``."""
     if j + 1 >= end:
         return
     head = a[:, j:j + 1, j + 1:end]
     v = a[:, j + 1:, j:j + 1]
-    w = torch.baddbmm(head, v.mT, a[:, j + 1:, j + 1:end])
-    tw = w.mul_(tau[:, j:j + 1].unsqueeze(-1))
+    w = torch.baddbmm(head, v.mH, a[:, j + 1:, j + 1:end])
+    tw = w.mul_(tau[:, j:j + 1].unsqueeze(-1).conj())
     head.sub_(tw)
-    a[:, j + 1:, j + 1:end].baddbmm_(v, tw, alpha=-1)
+    _add_product_(a[:, j + 1:, j + 1:end], v, tw, -1)
 
 
 def block_reflector(a, tau, start, end):
     """V [batch, m - start, b] (unit lower trapezoidal, explicit) and T [batch, b, b] (upper
-    triangular) with H_start ... H_end-1 = I - V T V^T, from the reflectors stored in ``a``."""
+    triangular) with H_start ... H_end-1 = I - V T V^H, from the reflectors stored in ``a``."""
     batch = a.shape[0]
     b = end - start
     v = a[:, start:, start:end].tril(-1)
@@ -63,7 +94,7 @@ def block_reflector(a, tau, start, end):
     for j in range(b):
         t[:, j, j] = tau[:, start + j]
         if j:
-            w = torch.bmm(v[:, :, :j].mT, v[:, :, j:j + 1])
+            w = torch.bmm(v[:, :, :j].mH, v[:, :, j:j + 1])
             t[:, :j, j:j + 1].copy_(torch.bmm(t[:, :j, :j], w).mul_(-tau[:, start + j:start + j + 1].unsqueeze(-1)))
     return v, t
 
@@ -86,20 +117,20 @@ def geqrf_(a):
         if end < n:
             v, t = block_reflector(a, tau, start, end)
             c = a[:, start:, end:]
-            # Q_panel^T C = C - V T^T (V^T C)
-            c.baddbmm_(v, torch.bmm(t.mT, torch.bmm(v.mT, c)), alpha=-1)
+            # Q_panel^H C = C - V T^H (V^H C)
+            _add_product_(c, v, torch.bmm(t.mH, torch.bmm(v.mH, c)), -1)
     return tau
 
 
 def apply_q_(reflectors, tau, c, left, transpose):
     """Overwrites ``c`` with op(Q) C (``left``) or C op(Q), Q = H_1 ... H_k from the
-    reflectors [batch, m, k'] (k = tau's length) and op the transpose when asked."""
+    reflectors [batch, m, k'] (k = tau's length) and op the (conjugate) transpose when asked."""
     k = tau.shape[-1]
     # Q^T C and C Q take the reflectors first to last; Q C and C Q^T last to first.
     backwards = left != transpose
     if k <= PANEL:
         for j in reversed(range(k)) if backwards else range(k):
-            _apply_one_(reflectors, tau, j, c, left)
+            _apply_one_(reflectors, tau, j, c, left, transpose)
         return c
     panels = [(s, min(s + PANEL, k)) for s in range(0, k, PANEL)]
     if backwards:
@@ -108,28 +139,30 @@ def apply_q_(reflectors, tau, c, left, transpose):
         v, t = block_reflector(reflectors, tau, start, end)
         if left:
             rows = c[:, start:, :]
-            rows.baddbmm_(v, torch.bmm(t.mT if transpose else t, torch.bmm(v.mT, rows)), alpha=-1)
+            _add_product_(rows, v, torch.bmm(t.mH if transpose else t, torch.bmm(v.mH, rows)), -1)
         else:
             cols = c[:, :, start:]
-            cols.baddbmm_(torch.bmm(torch.bmm(cols, v), t.mT if transpose else t), v.mT, alpha=-1)
+            _add_product_(cols, torch.bmm(torch.bmm(cols, v), t.mH if transpose else t), v.mH, -1)
     return c
 
 
-def _apply_one_(reflectors, tau, j, c, left):
-    """C = H_j C (``left``) or C H_j, as LAPACK's larf: w = C^T v, then C - tau v w^T."""
+def _apply_one_(reflectors, tau, j, c, left, transpose):
+    """C = op(H_j) C (``left``) or C op(H_j), as LAPACK's larf: C - tau v (v^H C) or
+    C - tau (C v) v^H, with conj(tau) for op = the conjugate transpose."""
     v = reflectors[:, j:, j:j + 1].clone()
     v[:, :1].fill_(1)
-    minus_tau = tau[:, j:j + 1].unsqueeze(-1).neg()
+    tau_j = tau[:, j:j + 1].unsqueeze(-1)
+    minus_tau = (tau_j.conj() if transpose else tau_j).neg()
     if left:
         part = c[:, j:, :]
-        part.baddbmm_(v, torch.bmm(v.mT, part).mul_(minus_tau))
+        _add_product_(part, v, torch.bmm(v.mH, part).mul_(minus_tau), 1)
     else:
         part = c[:, :, j:]
-        part.baddbmm_(torch.bmm(part, v).mul_(minus_tau), v.mT)
+        _add_product_(part, torch.bmm(part, v).mul_(minus_tau), v.mH, 1)
 
 
 def _geqrf(A):
-    require_float32(A)
+    require_solvable(A)
     if A.dim() < 2:
         raise Unsupported()  # the CPU kernel raises its own error
     m, n = A.shape[-2], A.shape[-1]
@@ -146,19 +179,19 @@ def geqrf(self):
 
 @impl("geqrf.a")
 def geqrf_out(self, *, a, tau):
-    require_float32(a, tau)
+    require_solvable(a, tau)
     return tuple(write_out(o, r) for o, r in zip((a, tau), _geqrf(self)))
 
 
 def _householder_product(V, tau):
-    require_float32(V, tau)
+    require_solvable(V, tau)
     if (V.dim() < 2 or tau.dim() != V.dim() - 1 or V.shape[-2] < V.shape[-1] or V.shape[-1] < tau.shape[-1]
             or V.shape[:-2] != tau.shape[:-1]):
         raise Unsupported()  # the CPU kernel raises its own error
     m, n = V.shape[-2], V.shape[-1]
     batch = V.shape[:-2]
     count = math.prod(batch)
-    q = identity_like(count, m, V.device)[:, :, :n].contiguous()
+    q = _identity(count, m, n, V.dtype, V.device)
     apply_q_(flat(V), flat(tau, 1), q, left=True, transpose=False)
     return q.reshape(V.shape).mT.contiguous().mT
 
@@ -170,7 +203,7 @@ def linalg_householder_product(input, tau):
 
 @impl("linalg_householder_product.out")
 def linalg_householder_product_out(input, tau, *, out):
-    require_float32(out)
+    require_solvable(out)
     return write_out(out, _householder_product(input, tau))
 
 
@@ -200,7 +233,7 @@ def ormqr_out(self, input2, input3, left=True, transpose=False, *, out):
 
 
 def _qr(A, mode):
-    require_float32(A)
+    require_solvable(A)
     shapes = _aten.linalg_qr(meta(A), mode)
     m, n = A.shape[-2], A.shape[-1]
     k = min(m, n)
@@ -211,7 +244,7 @@ def _qr(A, mode):
     r = a[:, :rows, :].triu().reshape(*batch, rows, n)
     if mode == "r":
         return torch.empty(0, dtype=A.dtype, device=A.device), like_meta(r, shapes[1], A.device)
-    q = identity_like(a.shape[0], m, A.device)[:, :, :rows].contiguous()
+    q = _identity(a.shape[0], m, rows, A.dtype, A.device)
     apply_q_(a, tau, q, left=True, transpose=False)
     return like_meta(q, shapes[0], A.device), like_meta(r, shapes[1], A.device)
 
@@ -223,5 +256,5 @@ def linalg_qr(A, mode="reduced"):
 
 @impl("linalg_qr.out")
 def linalg_qr_out(A, mode="reduced", *, Q, R):
-    require_float32(Q, R)
+    require_solvable(Q, R)
     return tuple(write_out(o, r) for o, r in zip((Q, R), _qr(A, mode)))
