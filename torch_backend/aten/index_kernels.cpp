@@ -18,6 +18,7 @@
 #include <ATen/ops/index_select_ops.h>
 #include <ATen/ops/scatter_add_ops.h>
 #include <ATen/ops/scatter_ops.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
@@ -109,6 +110,94 @@ at::Tensor wrappedIndex(const char* op, const at::Tensor& index, int64_t size) {
   return wrapped;
 }
 
+// The smallest and largest values of each non-empty index, reduced on the device and read in
+// one copy: the device's index kernels address memory with the values they are given, so the
+// bounds are checked before the launch (CUDA's kernels assert on the device instead).
+std::vector<std::pair<int64_t, int64_t>> extremesOf(const std::vector<at::Tensor>& indices) {
+  std::vector<at::Tensor> values;
+  for (const at::Tensor& index : indices) {
+    if (index.numel() == 0) continue;
+    values.push_back(index.min().to(at::kLong));
+    values.push_back(index.max().to(at::kLong));
+  }
+  std::vector<std::pair<int64_t, int64_t>> extremes;
+  if (values.empty()) return extremes;
+  const at::Tensor host = at::stack(values).cpu();
+  const int64_t* read = host.data_ptr<int64_t>();
+  for (size_t i = 0; i < values.size(); i += 2) extremes.emplace_back(read[i], read[i + 1]);
+  return extremes;
+}
+
+bool within(const at::Tensor& index, int64_t low, int64_t high) {
+  const auto extremes = extremesOf({index});
+  return extremes.empty() || (extremes[0].first >= low && extremes[0].second < high);
+}
+
+// The first value of index, in its elements' order, outside [low, high), for the error
+// message: the CPU's kernels report the first one they meet.
+int64_t firstOutside(const at::Tensor& index, int64_t low, int64_t high) {
+  const at::Tensor host = index.reshape({-1}).cpu().to(at::kLong).contiguous();
+  const int64_t* values = host.data_ptr<int64_t>();
+  for (int64_t i = 0; i < host.numel(); ++i) {
+    if (values[i] < low || values[i] >= high) return values[i];
+  }
+  return values[0];
+}
+
+// The size of the dim of self that an index indexes; a 0-d self counts as 1-d.
+int64_t indexedSize(const at::Tensor& self, int64_t dim) {
+  return self.dim() > 0 ? self.size(wrapDim(dim, self.dim())) : 1;
+}
+
+// index_add's and embedding's check, with the CPU's IndexError.
+void checkSelectBounds(const at::Tensor& index, int64_t size) {
+  TORCH_CHECK_INDEX(within(index, 0, size), "index out of range in self");
+}
+
+// index_select's: the CPU's kernel takes another path, with another error, for dim 1 of a
+// tensor of 2 or more dims and for an empty one of 2 or more dims.
+void checkIndexSelectBounds(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  const int64_t size = indexedSize(self, dim);
+  if (self.dim() > 1 && (wrapDim(dim, self.dim()) == 1 || self.numel() == 0)) {
+    if (within(index, 0, size)) return;
+    TORCH_CHECK(false, "INDICES element is out of DATA bounds, id=", firstOutside(index, 0, size),
+                " axis_dim=", size);
+  }
+  checkSelectBounds(index, size);
+}
+
+// gather's and scatter's check, with the CPU's RuntimeError.
+void checkGatherBounds(const at::Tensor& index, int64_t dim, int64_t size) {
+  if (within(index, 0, size)) return;
+  TORCH_CHECK(false, "index ", firstOutside(index, 0, size), " is out of bounds for dimension ",
+              dim, " with size ", size);
+}
+
+// Advanced indexing's check: each index (broadcast to one shape) within [-size, size) of the
+// dim it indexes, with the CPU's IndexError naming the first value out of bounds as the CPU's
+// kernel visits them, element by element and dim by dim.
+void checkAdvancedBounds(const at::Tensor& self, const std::vector<at::Tensor>& indices) {
+  const auto extremes = extremesOf(indices);
+  bool inside = true;
+  for (size_t d = 0; d < extremes.size(); ++d) {
+    const int64_t size = self.size(static_cast<int64_t>(d));
+    inside = inside && extremes[d].first >= -size && extremes[d].second < size;
+  }
+  if (inside) return;
+  std::vector<at::Tensor> host;
+  for (const at::Tensor& index : indices) {
+    host.push_back(index.reshape({-1}).cpu().to(at::kLong).contiguous());
+  }
+  for (int64_t i = 0; i < host.front().numel(); ++i) {
+    for (size_t d = 0; d < host.size(); ++d) {
+      const int64_t value = host[d].data_ptr<int64_t>()[i];
+      const int64_t size = self.size(static_cast<int64_t>(d));
+      TORCH_CHECK_INDEX(value >= -size && value < size, "index ", value,
+                        " is out of bounds for dimension ", d, " with size ", size);
+    }
+  }
+}
+
 void checkIndexSelect(const at::Tensor& index) {
   checkIndex(index, "index_select");
   TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
@@ -137,6 +226,7 @@ at::Tensor indexSelectOnDevice(const char* op, const at::Tensor& self, int64_t d
 at::Tensor indexSelect(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
   checkIndexSelect(index);
   if (!movable(self)) return Fallback<at::_ops::index_select>::call(self, dim, index);
+  checkIndexSelectBounds(self, dim, index);
   return indexSelectOnDevice("aten::index_select", self, dim, index);
 }
 
@@ -144,6 +234,7 @@ at::Tensor& indexSelectOut(const at::Tensor& self, int64_t dim, const at::Tensor
                            at::Tensor& out) {
   checkIndexSelect(index);
   if (!movable(self)) return Fallback<at::_ops::index_select_out>::call(self, dim, index, out);
+  checkIndexSelectBounds(self, dim, index);
   const at::Tensor result = indexSelectOnDevice("aten::index_select.out", self, dim, index);
   prepareOut(out, result.sizes(), result.scalar_type());
   out.copy_(result);
@@ -154,6 +245,7 @@ at::Tensor gather(const at::Tensor& self, int64_t dim, const at::Tensor& index, 
   checkIndex(index, "gather");
   if (!movable(self)) return Fallback<at::_ops::gather>::call(self, dim, index, sparseGrad);
   dim = wrapDim(dim, self.dim());
+  checkGatherBounds(index, dim, indexedSize(self, dim));
   at::Tensor out = emptyOnDevice(index.sizes(), self.scalar_type(), self.device());
   if (out.numel() > 0) {
     checkSameDevice(self, out, "gather");
@@ -180,6 +272,7 @@ void scatterOnDevice(const char* op, const at::Tensor& target, int64_t dim, cons
     values = at::full(index.sizes(), *value, target.options());
   }
   dim = wrapDim(dim, target.dim());
+  checkGatherBounds(index, dim, indexedSize(target, dim));
   checkSameDevice(index, target, "scatter");
   checkSameDevice(values, target, "scatter");
   onDevice(op, [&] {
@@ -278,6 +371,7 @@ at::Tensor indexAdd(const at::Tensor& self, int64_t dim, const at::Tensor& index
       !(addsByParts(self, source) && !alpha.isComplex())) {
     return Fallback<at::_ops::index_add>::call(self, dim, index, source, alpha);
   }
+  checkSelectBounds(index, indexedSize(self, dim));
   at::Tensor target = self.clone();
   indexAddOnDevice("aten::index_add", target, dim, index, source, alpha.toDouble());
   return target;
@@ -290,6 +384,7 @@ at::Tensor& indexAdd_(at::Tensor& self, int64_t dim, const at::Tensor& index,
       !(addsByParts(self, source) && !alpha.isComplex())) {
     return Fallback<at::_ops::index_add_>::call(self, dim, index, source, alpha);
   }
+  checkSelectBounds(index, indexedSize(self, dim));
   indexAddOnDevice("aten::index_add_", self, dim, index, source, alpha.toDouble());
   return self;
 }
@@ -330,10 +425,24 @@ c10::optional<std::vector<at::Tensor>> leadingIndices(const at::Tensor& self,
     if (!given(index)) return c10::nullopt;
     leading.push_back(std::move(*index));
   }
-  for (const at::Tensor& index : leading) checkIndex(index, "index");
+  for (const at::Tensor& index : leading) {
+    TORCH_CHECK_INDEX(index.scalar_type() == at::kLong,
+                      "tensors used as indices must be long, byte or bool tensors");
+  }
   TORCH_CHECK_INDEX(static_cast<int64_t>(count) <= self.dim(),
                     "too many indices for tensor of dimension ", self.dim());
-  std::vector<at::Tensor> broadcast = at::broadcast_tensors(leading);
+  std::vector<at::Tensor> broadcast;
+  try {
+    broadcast = at::broadcast_tensors(leading);
+  } catch (const c10::Error&) {
+    std::string shapes;
+    for (const at::Tensor& index : leading) {
+      if (!shapes.empty()) shapes += ", ";
+      shapes += shapeText(index.sizes());
+    }
+    TORCH_CHECK_INDEX(false, "shape mismatch: indexing tensors could not be broadcast together ",
+                      "with shapes ", shapes);
+  }
   for (at::Tensor& index : broadcast) index = toDevice(index, self.device());
   return broadcast;
 }
@@ -343,6 +452,7 @@ at::Tensor index(const at::Tensor& self, const OptionalTensors& indices) {
   c10::optional<std::vector<at::Tensor>> leading;
   if (movable(self)) leading = leadingIndices(self, indices);
   if (!leading) return Fallback<at::_ops::index_Tensor>::call(self, onCpu(indices));
+  checkAdvancedBounds(self, *leading);
   // One linear index into the flattening of the indexed dims selects rows of the rest.
   const std::vector<int64_t> rest(self.sizes().begin() + static_cast<int64_t>(leading->size()),
                                   self.sizes().end());
@@ -370,6 +480,7 @@ at::Tensor index(const at::Tensor& self, const OptionalTensors& indices) {
 void indexPutOnDevice(const char* op, const at::Tensor& self,
                       const std::vector<at::Tensor>& indices, const at::Tensor& values,
                       bool accumulate) {
+  checkAdvancedBounds(self, indices);
   std::vector<int64_t> sizes = indices.front().sizes().vec();
   sizes.insert(sizes.end(), self.sizes().begin() + static_cast<int64_t>(indices.size()),
                self.sizes().end());

@@ -1,6 +1,7 @@
 #include "torch_backend/aten/pointwise_kernel.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 
@@ -162,7 +163,12 @@ std::unique_ptr<PointwiseKernel> PointwiseKernel::forSchema(const c10::FunctionS
   if (kernel->programs_.empty()) return nullptr;
   kernel->complex_ = findComplexPointwiseOp(op);
   kernel->alphaArgument_ = position("alpha");
+  kernel->schemaArguments_ = arguments.size();
   kernel->subtracts_ = op == "sub" && position("self") == 0 && position("other") == 1;
+  // As PyTorch's kernels of these ops build their TensorIterator without the overlap check:
+  // writing one value to elements that share memory gives the same result in any order.
+  kernel->checksOverlap_ = output != Output::Functional && op != "fill" && op != "zero" &&
+                           op != "masked_fill" && op != "threshold";
   return kernel;
 }
 
@@ -181,7 +187,24 @@ const PointwiseKernel::Program* PointwiseKernel::programFor(std::string_view var
   return nullptr;
 }
 
+void PointwiseKernel::checkArguments(const c10::IValue* args) const {
+  if (subtracts_) checkSubtraction(args[0], args[1]);
+  if (!checksOverlap_) return;
+  // TensorIterator's memory-overlap checks, which the CPU's and CUDA's kernels run: an output
+  // whose elements share memory (an expanded tensor), or one that an input partly overlaps,
+  // would be written in an order-dependent way.
+  const at::Tensor& target =
+      output_ == Output::InPlace ? args[0].toTensor() : args[outArgument_].toTensor();
+  at::assert_no_internal_overlap(target);
+  for (const c10::IValue& value : c10::ArrayRef<c10::IValue>(args, schemaArguments_)) {
+    if (value.isTensor() && value.toTensor().defined() && !value.toTensor().is_same(target)) {
+      at::assert_no_partial_overlap(target, value.toTensor());
+    }
+  }
+}
+
 bool PointwiseKernel::prepare(const c10::IValue* args, PointwiseLaunch* launch) const {
+  checkArguments(args);
   const c10::IValue* ruleValues[4] = {};
   for (size_t i = 0; i < ruleArguments_.size(); ++i) {
     ruleValues[i] = ruleArguments_[i] < 0 ? nullptr : &args[ruleArguments_[i]];
@@ -242,7 +265,6 @@ bool PointwiseKernel::prepare(const c10::IValue* args, PointwiseLaunch* launch) 
       result = args[program->operands[0]].toTensor().scalar_type();
       break;
   }
-  if (subtracts_) checkSubtraction(args[0], args[1]);
   if (alphaArgument_ >= 0) checkAlpha(args[alphaArgument_], result);
   at::ScalarType computeScalarType = result;
   if (program->op->compute == ComputeType::Promoted) computeScalarType = promoted;
@@ -325,6 +347,7 @@ void PointwiseKernel::operator()(const c10::OperatorHandle& op, c10::DispatchKey
   const size_t count = op.schema().arguments().size();
   const c10::IValue* args = stack->data() + (stack->size() - count);
   at::Tensor complexResult;
+  if (complex_) checkArguments(args);
   if (complex_ && runComplexPointwise(*complex_, op.schema(), args, output_ == Output::InPlace,
                                       outArgument_, &complexResult)) {
     torch::jit::drop(*stack, count);

@@ -71,14 +71,19 @@ class PointwiseKernel final : public c10::OperatorKernel {
   PointwiseKernel(std::string name, const VariantRule& rule, std::vector<int> ruleArguments,
                   Output output, int outArgument);
   const Program* programFor(std::string_view variant) const;
+  // PyTorch's argument checks that come before any kernel, the complex ones included: sub's
+  // bool operands and the written tensor's memory overlap.
+  void checkArguments(const c10::IValue* args) const;
 
   std::string name_;  // "aten::add.Tensor", for errors
   const VariantRule& rule_;
   std::vector<int> ruleArguments_;  // positions of rule_.arguments, -1 where the schema lacks one
   Output output_;
-  int outArgument_;         // the out= argument's position, or -1
-  int alphaArgument_ = -1;  // add's and sub's alpha, checked against the result dtype
-  bool subtracts_ = false;  // sub: bool operands are refused, as PyTorch's sub_check does
+  int outArgument_;             // the out= argument's position, or -1
+  int alphaArgument_ = -1;      // add's and sub's alpha, checked against the result dtype
+  bool subtracts_ = false;      // sub: bool operands are refused, as PyTorch's sub_check does
+  bool checksOverlap_ = false;  // the written tensor must not overlap itself or an input
+  size_t schemaArguments_ = 0;
   std::vector<Program> programs_;
   const ComplexPointwiseOp* complex_ = nullptr;  // complex64 calls run there (complex_pointwise.h)
 };
