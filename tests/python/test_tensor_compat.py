@@ -89,3 +89,41 @@ def test_other_devices_keep_pytorchs_behaviour():
     assert torch.equal(copy.deepcopy(cpu), cpu)
     assert torch.equal(_roundtrip(cpu), cpu)
     assert torch.zeros(1).new(2).shape == (2,)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.complex64], ids=str)
+def test_copy_copy_shares_the_storage_as_on_the_cpu(dtype):
+    results = []
+    for device in ("cpu", DEVICE):
+        t = torch.tensor([1, 0, 3, 4], device=device).to(dtype)[1:]
+        shallow = copy.copy(t)
+        assert shallow is not t and shallow.data_ptr() == t.data_ptr()
+        assert shallow.stride() == t.stride() and shallow.storage_offset() == t.storage_offset()
+        shallow.fill_(1)
+        results.append(t.cpu())
+    assert torch.equal(results[0], results[1])
+
+
+def test_copy_copy_keeps_requires_grad():
+    t = torch.ones(2, device=DEVICE, requires_grad=True)
+    assert copy.copy(t).requires_grad
+
+
+def test_apply_map_and_map2_as_on_the_cpu():
+    results = []
+    for device in ("cpu", DEVICE):
+        t = torch.arange(6.0, device=device).reshape(2, 3)
+        other = torch.tensor([10.0, 20.0, 30.0], device=device)  # broadcast to t
+        t.map_(other, lambda a, b: a * b)
+        t[:, 1:].apply_(lambda a: a - 1)  # through a view
+        t.map2_(other, torch.ones(2, 1, device=device), lambda a, b, c: a + b * c)
+        results.append(t.cpu())
+    assert torch.equal(results[0], results[1])
+
+
+def test_map_keeps_pytorchs_errors():
+    t = torch.zeros(3, device=DEVICE)
+    with pytest.raises(TypeError, match="map_: expected"):
+        t.map_(torch.zeros(3, dtype=torch.int64, device=DEVICE), lambda a, b: a)
+    with pytest.raises(TypeError, match="map_: expected"):
+        t.map_(torch.zeros(3), lambda a, b: a)

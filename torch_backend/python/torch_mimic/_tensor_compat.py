@@ -1,18 +1,29 @@
 """What PyTorch 1.13's Python layer cannot do for a PrivateUse1 tensor that has storage, done
 for mimic tensors without touching other devices.
 
-- ``copy.deepcopy`` and pickling (``torch.save``, multiprocessing) go through
-  ``tensor.storage()``, and 1.13's C++ storage bindings know only the CPU, CUDA, XPU, MPS and
-  meta. A mimic tensor is deep-copied as a clone, and pickled as its CPU copy plus the device
-  to put it back on (what 1.13 does for XLA and for storage-less PrivateUse1 tensors; views
-  saved together no longer share memory after loading, as with XLA).
+- Storages: 1.13's C++ storage bindings know only the CPU, CUDA, XPU, MPS and meta;
+  _storage_compat.py gives mimic storages the methods that ``copy.deepcopy`` (PyTorch's own,
+  which keeps views of one storage sharing it), ``tensor.storage()[i]`` and ``set_(storage)``
+  need.
+- Pickling (``torch.save``, multiprocessing) also needs a location tag 1.13 has only for its own
+  devices: a mimic tensor is pickled as its CPU copy plus the device to put it back on (what
+  1.13 does for XLA and for storage-less PrivateUse1 tensors; views saved together no longer
+  share memory after loading, as with XLA).
+- ``copy.copy`` rebuilds a tensor from its reduction. Pickling's one copies the data, so a
+  mimic tensor is copied from PyTorch's own reduction, which shares the storage (a shallow copy).
+- ``apply_``, ``map_`` and ``map2_`` call a Python function per element, which 1.13 does on the
+  CPU only (torch/csrc/utils/tensor_apply.cpp); for mimic tensors they run on CPU copies, whose
+  result is copied back.
 - ``tensor.new(...)``, the legacy constructor, refuses every device key but PyTorch's own; for a
   mimic tensor it builds on the CPU with the tensor's dtype and moves the result to the device.
 
 Loading a pickled mimic tensor imports torch_mimic (the rebuild function lives here).
 """
+import copy
+
 import torch
 
+from . import _storage_compat
 from ._naming import DEVICE_TYPE
 
 
@@ -27,26 +38,6 @@ def rebuild_device_tensor(cpu, device, requires_grad):
     return tensor
 
 
-def _deepcopy(original):
-    def __deepcopy__(self, memo):
-        if not _is_mimic(self):
-            return original(self, memo)
-        if not self.is_leaf:
-            return original(self, memo)  # raises PyTorch's own error for non-leaves
-        if id(self) in memo:
-            return memo[id(self)]
-        with torch.no_grad():
-            copied = self.clone()
-            if self.requires_grad:
-                copied.requires_grad_()
-            if self.grad is not None:
-                copied.grad = self.grad.__deepcopy__(memo)
-        memo[id(self)] = copied
-        return copied
-
-    return __deepcopy__
-
-
 def _reduce_ex_internal(original):
     def reduce(self, proto):
         if not _is_mimic(self):
@@ -54,6 +45,28 @@ def _reduce_ex_internal(original):
         return rebuild_device_tensor, (self.detach().cpu(), str(self.device), self.requires_grad)
 
     return reduce
+
+
+def _shallow_copy(original_reduce):
+    def __copy__(self):
+        # Other tensors: what copy.copy does for a class without __copy__.
+        reduction = original_reduce(self, 4) if _is_mimic(self) else self.__reduce_ex__(4)
+        return copy._reconstruct(self, None, *reduction)
+
+    return __copy__
+
+
+def _per_element_on_cpu(original):
+    def per_element(self, *args):
+        tensors = [self] + [a for a in args if isinstance(a, torch.Tensor)]
+        if not all(_is_mimic(t) for t in tensors) or \
+                any(t.dtype != self.dtype or t.device != self.device for t in tensors):
+            return original(self, *args)  # PyTorch's own checks and errors
+        on_cpu = self.cpu()
+        original(on_cpu, *[a.cpu() if isinstance(a, torch.Tensor) else a for a in args])
+        return self.copy_(on_cpu)
+
+    return per_element
 
 
 def _sizes_only(args):
@@ -76,6 +89,9 @@ def _new(original):
 def install():
     if int(torch.__version__.split(".")[0]) >= 2:
         return
-    torch.Tensor.__deepcopy__ = _deepcopy(torch.Tensor.__deepcopy__)
+    _storage_compat.install()
+    torch.Tensor.__copy__ = _shallow_copy(torch.Tensor._reduce_ex_internal)
     torch.Tensor._reduce_ex_internal = _reduce_ex_internal(torch.Tensor._reduce_ex_internal)
     torch.Tensor.new = _new(torch.Tensor.new)
+    for name in ("apply_", "map_", "map2_"):
+        setattr(torch.Tensor, name, _per_element_on_cpu(getattr(torch.Tensor, name)))
