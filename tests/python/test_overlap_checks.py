@@ -103,3 +103,19 @@ def test_complex_minus_bool_is_refused_before_the_complex_kernel(call):
     cpu, device = _outcome(call, "cpu"), _outcome(call, DEVICE)
     assert cpu[0] is RuntimeError and "Subtraction" in cpu[1]
     assert device == cpu
+
+
+@pytest.mark.parametrize("slope", [-2.0, 0.5], ids=["negative-slope", "positive-slope"])
+def test_backward_of_in_place_leaky_relu_as_on_the_cpu(slope):
+    """leaky_relu_'s input is gone after it ran: with a negative slope, the backward cannot tell
+    the branch from the result's sign and PyTorch refuses it."""
+    def call(d):
+        a = torch.tensor([-1.0, 1.0], device=d, requires_grad=True)
+        F.leaky_relu_(a.clone(), slope).backward(torch.ones(2, device=d))
+        return a.grad
+    cpu, device = _outcome(call, "cpu"), _outcome(call, DEVICE)
+    if slope < 0:
+        assert cpu[0] is RuntimeError and "call out-of-place version" in cpu[1]
+        assert device == cpu
+    else:
+        assert torch.equal(device, cpu)

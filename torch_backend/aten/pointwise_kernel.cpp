@@ -167,6 +167,10 @@ std::unique_ptr<PointwiseKernel> PointwiseKernel::forSchema(const c10::FunctionS
   kernel->subtracts_ = op == "sub" && position("self") == 0 && position("other") == 1;
   // As PyTorch's kernels of these ops build their TensorIterator without the overlap check:
   // writing one value to elements that share memory gives the same result in any order.
+  if (op == "leaky_relu_backward") {
+    kernel->slopeArgument_ = position("negative_slope");
+    kernel->selfIsResultArgument_ = position("self_is_result");
+  }
   kernel->checksOverlap_ = output != Output::Functional && op != "fill" && op != "zero" &&
                            op != "masked_fill" && op != "threshold";
   return kernel;
@@ -189,6 +193,16 @@ const PointwiseKernel::Program* PointwiseKernel::programFor(std::string_view var
 
 void PointwiseKernel::checkArguments(const c10::IValue* args) const {
   if (subtracts_) checkSubtraction(args[0], args[1]);
+  // The input of an in-place forward with a negative slope was overwritten, and its sign no
+  // longer tells the branch.
+  TORCH_CHECK(slopeArgument_ < 0 || selfIsResultArgument_ < 0 ||
+                  !args[selfIsResultArgument_].toBool() ||
+                  args[slopeArgument_].toScalar().toDouble() >= 0.0,
+              "In-place leakyReLu backward calculation is triggered with a negative slope which is "
+              "not supported. This is caused by calling in-place forward function with a negative "
+              "slope, please call out-of-place version instead. File an issue at "
+              "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+              "backward calculation with negative slope");
   if (!checksOverlap_) return;
   // TensorIterator's memory-overlap checks, which the CPU's and CUDA's kernels run: an output
   // whose elements share memory (an expanded tensor), or one that an input partly overlaps,

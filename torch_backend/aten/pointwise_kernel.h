@@ -83,6 +83,9 @@ class PointwiseKernel final : public c10::OperatorKernel {
   int alphaArgument_ = -1;      // add's and sub's alpha, checked against the result dtype
   bool subtracts_ = false;      // sub: bool operands are refused, as PyTorch's sub_check does
   bool checksOverlap_ = false;  // the written tensor must not overlap itself or an input
+  // leaky_relu_backward's negative_slope and self_is_result, which PyTorch checks together.
+  int slopeArgument_ = -1;
+  int selfIsResultArgument_ = -1;
   size_t schemaArguments_ = 0;
   std::vector<Program> programs_;
   const ComplexPointwiseOp* complex_ = nullptr;  // complex64 calls run there (complex_pointwise.h)

@@ -108,7 +108,7 @@ const VariantRule& variantRuleOf(std::string_view op) {
       {"gelu", {{"approximate"}, approximation}},
       {"gelu_backward", {{"approximate"}, approximation}},
       {"elu_backward", {{"is_result"}, eluGradientFrom}},
-      // PyTorch checks self_is_result against the slope's sign only for its own autograd.
+      // self_is_result only decides an error (PointwiseKernel checks it against the slope).
       {"leaky_relu_backward", {{"self_is_result"}, single}},
       // The buffer is empty: the backward recomputes from self.
       {"log_sigmoid_backward", {{"buffer"}, single}},
