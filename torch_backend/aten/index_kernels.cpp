@@ -18,7 +18,6 @@
 #include <ATen/ops/index_select_ops.h>
 #include <ATen/ops/scatter_add_ops.h>
 #include <ATen/ops/scatter_ops.h>
-#include <ATen/ops/stack.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
@@ -110,38 +109,29 @@ at::Tensor wrappedIndex(const char* op, const at::Tensor& index, int64_t size) {
   return wrapped;
 }
 
-// The smallest and largest values of each non-empty index, reduced on the device and read in
-// one copy: the device's index kernels address memory with the values they are given, so the
-// bounds are checked before the launch (CUDA's kernels assert on the device instead).
-std::vector<std::pair<int64_t, int64_t>> extremesOf(const std::vector<at::Tensor>& indices) {
-  std::vector<at::Tensor> values;
-  for (const at::Tensor& index : indices) {
-    if (index.numel() == 0) continue;
-    values.push_back(index.min().to(at::kLong));
-    values.push_back(index.max().to(at::kLong));
-  }
-  std::vector<std::pair<int64_t, int64_t>> extremes;
-  if (values.empty()) return extremes;
-  const at::Tensor host = at::stack(values).cpu();
-  const int64_t* read = host.data_ptr<int64_t>();
-  for (size_t i = 0; i < values.size(); i += 2) extremes.emplace_back(read[i], read[i + 1]);
-  return extremes;
+// The index's values as the device's index kernels will read them (see simulatorValues), as
+// int64; undefined in timing mode, where there are none to check. The device's kernels address
+// memory with the values they are given, so the bounds are checked before the launch.
+at::Tensor indexValues(const at::Tensor& index) {
+  const at::Tensor values = simulatorValues(index);
+  return values.defined() ? values.to(at::kLong).reshape({-1}) : values;
 }
 
 bool within(const at::Tensor& index, int64_t low, int64_t high) {
-  const auto extremes = extremesOf({index});
-  return extremes.empty() || (extremes[0].first >= low && extremes[0].second < high);
+  const at::Tensor values = indexValues(index);
+  if (!values.defined() || values.numel() == 0) return true;
+  return values.min().item<int64_t>() >= low && values.max().item<int64_t>() < high;
 }
 
 // The first value of index, in its elements' order, outside [low, high), for the error
 // message: the CPU's kernels report the first one they meet.
 int64_t firstOutside(const at::Tensor& index, int64_t low, int64_t high) {
-  const at::Tensor host = index.reshape({-1}).cpu().to(at::kLong).contiguous();
-  const int64_t* values = host.data_ptr<int64_t>();
-  for (int64_t i = 0; i < host.numel(); ++i) {
-    if (values[i] < low || values[i] >= high) return values[i];
+  const at::Tensor values = indexValues(index).contiguous();
+  const int64_t* read = values.data_ptr<int64_t>();
+  for (int64_t i = 0; i < values.numel(); ++i) {
+    if (read[i] < low || read[i] >= high) return read[i];
   }
-  return values[0];
+  return read[0];
 }
 
 // The size of the dim of self that an index indexes; a 0-d self counts as 1-d.
@@ -177,20 +167,16 @@ void checkGatherBounds(const at::Tensor& index, int64_t dim, int64_t size) {
 // dim it indexes, with the CPU's IndexError naming the first value out of bounds as the CPU's
 // kernel visits them, element by element and dim by dim.
 void checkAdvancedBounds(const at::Tensor& self, const std::vector<at::Tensor>& indices) {
-  const auto extremes = extremesOf(indices);
-  bool inside = true;
-  for (size_t d = 0; d < extremes.size(); ++d) {
-    const int64_t size = self.size(static_cast<int64_t>(d));
-    inside = inside && extremes[d].first >= -size && extremes[d].second < size;
-  }
-  if (inside) return;
-  std::vector<at::Tensor> host;
+  std::vector<at::Tensor> values;
   for (const at::Tensor& index : indices) {
-    host.push_back(index.reshape({-1}).cpu().to(at::kLong).contiguous());
+    values.push_back(indexValues(index));
+    if (!values.back().defined()) return;
+    values.back() = values.back().contiguous();
   }
-  for (int64_t i = 0; i < host.front().numel(); ++i) {
-    for (size_t d = 0; d < host.size(); ++d) {
-      const int64_t value = host[d].data_ptr<int64_t>()[i];
+  if (values.empty()) return;
+  for (int64_t i = 0; i < values.front().numel(); ++i) {
+    for (size_t d = 0; d < values.size(); ++d) {
+      const int64_t value = values[d].data_ptr<int64_t>()[i];
       const int64_t size = self.size(static_cast<int64_t>(d));
       TORCH_CHECK_INDEX(value >= -size && value < size, "index ", value,
                         " is out of bounds for dimension ", d, " with size ", size);

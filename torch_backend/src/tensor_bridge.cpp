@@ -2,6 +2,9 @@
 
 #include <sstream>
 
+#include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
+
 #include "torch_backend/src/caching_allocator.h"
 #include "torch_backend/src/device_runtime.h"
 
@@ -128,6 +131,20 @@ std::string shapeText(at::IntArrayRef shape) {
   std::ostringstream text;
   text << shape;
   return text.str();
+}
+
+at::Tensor simulatorValues(const at::Tensor& tensor) {
+  mimicSimulationMode mode = MIMIC_SIMULATION_FULL;
+  MIMIC_TORCH_CHECK(mimicGetSimulationMode(&mode));
+  if (mode == MIMIC_SIMULATION_TIMING) return at::Tensor();
+  requireNotReset(tensor);
+  const at::TensorOptions cpu = tensor.options().device(at::kCPU);
+  if (tensor.numel() == 0) return at::empty(tensor.sizes(), cpu);
+  const c10::Storage& storage = tensor.storage();
+  void* view = nullptr;
+  MIMIC_TORCH_CHECK(mimicMemGetHostView(storage.data(), storage.nbytes(), &view));
+  return at::from_blob(static_cast<char*>(view) + tensor.storage_offset() * tensor.element_size(),
+                       tensor.sizes(), tensor.strides(), cpu);
 }
 
 }  // namespace mimic::torch_backend

@@ -35,6 +35,12 @@ ops::LaunchContext launchContextOf(const at::Tensor& tensor);
 ops::TensorView complexPartOf(const at::Tensor& tensor, int part);
 // Broadcasts `view` to `shape`: leading and size-1 dims that grow get stride 0.
 void expandTo(ops::TensorView& view, at::IntArrayRef shape);
+// The tensor's values as the kernels of the work submitted so far leave them, read through the
+// simulator's view of device memory (a CPU tensor aliasing it): no command, no sync and no
+// simulated time. It stands for the checks real kernels make on the device as they read
+// (CUDA's device-side asserts), so the host raises the CPU's error at once. Undefined in timing
+// mode, where device memory holds no values to check.
+at::Tensor simulatorValues(const at::Tensor& tensor);
 // "[2, 3]", for error messages.
 std::string shapeText(at::IntArrayRef shape);
 
