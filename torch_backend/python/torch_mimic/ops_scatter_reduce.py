@@ -184,7 +184,7 @@ def _index_into(result, dim, index, source, reduce, include_self):
         shape[dim] = -1
         return scatter(result, dim, index.reshape(shape).expand(source.shape), source, include_self=include_self)
     if not include_self:
-        result.index_fill_(dim, index, 0)
+        result.index_fill_(dim, index.long(), 0)  # index_fill takes int64 indices only
     result.index_add_(dim, index, source)
     counts = _counts(result, include_self)
     ones = torch.ones((), dtype=counts.dtype, device=counts.device).expand(source.shape)
