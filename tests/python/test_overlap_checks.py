@@ -41,6 +41,9 @@ REFUSED = {
     "softplus-out": lambda d: (lambda x: F.softplus(x, out=x))(_expanded(d)),
     "softshrink-out": lambda d: (lambda x: F.softshrink(x, out=x))(_expanded(d)),
     "mish-inplace": lambda d: F.mish(_expanded(d), inplace=True),
+    "hardswish-float64": lambda d: F.hardswish(_expanded(d, torch.float64), inplace=True),
+    "softplus-out-float64": lambda d: (lambda x: F.softplus(x, out=x))(_expanded(d, torch.float64)),
+    "elu_-float64": lambda d: F.elu_(_expanded(d, torch.float64)),
 }
 
 

@@ -62,13 +62,16 @@ def _apply(program, self, scalars=(), out=None, inplace=False, dtypes=_FLOATS):
     """program(x0, s0, s1, ...) over self, computed in float32 (also bfloat16's opmath) into a
     new tensor, self, or out. Other dtypes take the CPU fallback, which raises the CPU's error
     for those it lacks and computes float64."""
+    # TensorIterator checks the overlap before the dtype, also for the calls that run on the CPU.
+    if inplace:
+        check_written(self)
+    elif out is not None:
+        check_written(out, self)
     if self.dtype not in dtypes or (out is not None and out.dtype != self.dtype):
         raise Unsupported()
     if inplace:
-        check_written(self)
         target = self
     elif out is not None:
-        check_written(out, self)
         target = prepare_out(out, self.shape, self.dtype)
     else:
         target = empty(self.shape, self.dtype, self.device)
