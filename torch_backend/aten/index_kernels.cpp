@@ -433,8 +433,21 @@ c10::optional<std::vector<at::Tensor>> leadingIndices(const at::Tensor& self,
   return broadcast;
 }
 
+// ATen's rule (check_indices_on_cpu_or_selfdevice): only device[{cpu, device} indices]. A CPU
+// tensor indexed by mimic indices reaches this kernel through the indices' dispatch key.
+void checkIndicesOnCpuOrSelfDevice(const at::Tensor& self, const OptionalTensors& indices) {
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const c10::optional<at::Tensor> index = indices.get(i);
+    TORCH_CHECK(!index.has_value() || !index->defined() || index->is_cpu() ||
+                    index->device() == self.device(),
+                "indices should be either on ", at::kCPU,
+                " or on the same device as the indexed tensor (", self.device(), ")");
+  }
+}
+
 at::Tensor index(const at::Tensor& self, const OptionalTensors& indices) {
   const char* op = "aten::index.Tensor";
+  checkIndicesOnCpuOrSelfDevice(self, indices);
   c10::optional<std::vector<at::Tensor>> leading;
   if (movable(self)) leading = leadingIndices(self, indices);
   if (!leading) return Fallback<at::_ops::index_Tensor>::call(self, onCpu(indices));
