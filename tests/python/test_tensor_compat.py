@@ -91,7 +91,8 @@ def test_other_devices_keep_pytorchs_behaviour():
     assert torch.zeros(1).new(2).shape == (2,)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.complex64], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.complex64],
+                         ids=str)
 def test_copy_copy_shares_the_storage_as_on_the_cpu(dtype):
     results = []
     for device in ("cpu", DEVICE):
