@@ -112,6 +112,68 @@ Part complexSqrt(const Part& z) {
           where(zero, z.im, where(nonNegative, signedOther, signedT))};
 }
 
+// atan2(im, re) as angle() computes it (ops_complex.py, Cephes' atanf): the ratio a = min / max
+// of |re| and |im| in [0, 1] (0 for 0 / 0 so that signed zeros give 0, pi, -0 or -pi; 1 for
+// two infinities), reduced to |a'| <= tan(pi / 8) by a' = (a - 1) / (a + 1) (plus pi / 4), a
+// degree-9 odd polynomial (a few ulps), then the octant and the half planes by the signs (-0's
+// by 1 / x < 0). a' and the polynomial's value are temporaries t0 and t1 of the launch (RPN has
+// no dup: inlining them would repeat each many times); `programs` receives theirs.
+std::string complexAngle(const Part& z, std::vector<std::string>* programs) {
+  const std::string re = z.re + " abs", im = z.im + " abs";
+  const std::string big = re + " " + im + " max", small = re + " " + im + " min";
+  const std::string ratio =
+      where(big + " 0 eq", "0", where(re + " " + im + " eq", "1", div(small, big)));
+  const std::string tanPi8 = "0.414213562373095";
+  const std::string reduced = ratio + " " + tanPi8 + " gt";
+  programs->push_back(where(reduced, sub(ratio, "1") + " " + add(ratio, "1") + " div", ratio));
+  const std::string zz = "t0 t0 mul";
+  programs->push_back("8.05374449538e-2 " + zz + " mul -1.38776856032e-1 add " + zz +
+                      " mul 1.99777106478e-1 add " + zz + " mul -3.33329491539e-1 add " + zz +
+                      " mul t0 mul t0 add " + reduced + " 0.7853981633974483 0 where add");
+  const std::string octant = where(im + " " + re + " gt", "1.5707963267948966 t1 sub", "t1");
+  const std::string halfPlane = where(z.re + " 0 lt 1 " + z.re + " div 0 lt or",
+                                      "3.141592653589793 " + octant + " sub", octant);
+  return where(z.im + " 0 lt 1 " + z.im + " div 0 lt or", neg(halfPlane), halfPlane);
+}
+
+// log|z|; |z| overflows for parts near the float range's top although its logarithm does not:
+// there, log|z / 4| + ln 4.
+std::string complexLogAbs(const Part& z) {
+  const std::string quarter =
+      add(call(complexAbs({mul(z.re, "0.25"), mul(z.im, "0.25")}), "log"), "1.3862943611198906");
+  const std::string huge = z.re + " abs " + z.im + " abs max 1e37 gt";
+  // An infinite part gives +inf even with a NaN in the other (C99's clog).
+  const std::string infinite = z.re + " abs inf eq " + z.im + " abs inf eq or";
+  return where(infinite, "inf", where(huge, quarter, call(complexAbs(z), "log")));
+}
+
+// The principal logarithm (clogf): log|z| + i atan2(im, re), both parts passed to `scale`
+// (log10 and log2 divide by real constants). complexAngle's two temporaries precede the two
+// parts in the result.
+std::vector<std::string> complexLog(const Part& z, std::string (*scale)(const std::string&)) {
+  std::vector<std::string> programs;
+  const std::string angle = complexAngle(z, &programs);
+  programs.push_back(scale(complexLogAbs(z)));
+  programs.push_back(scale(angle));
+  return programs;
+}
+
+// a^b = exp(b log a), as glibc's cpowf computes it: complexAngle's temporaries, then arg a and
+// log|a| as temporaries t2 and t3, then exp(w) for w = b (log|a| + i arg a). Where exp(Re w) is
+// 0 (a zero base and an exponent of positive real part), the result is 0 as cexpf gives it for
+// -inf + i NaN, not 0 times the NaN of cos(Re b 0 + Im b (-inf)).
+std::vector<std::string> complexPow(const Part& a, const Part& b) {
+  std::vector<std::string> programs;
+  const std::string angle = complexAngle(a, &programs);
+  programs.push_back(angle);
+  programs.push_back(complexLogAbs(a));
+  const Part w = complexMul(b, {"t3", "t2"});
+  const std::string scale = call(w.re, "exp");
+  programs.push_back(where(scale + " 0 eq", "0", mul(scale, call(w.im, "cos"))));
+  programs.push_back(where(scale + " 0 eq", "0", mul(scale, call(w.im, "sin"))));
+  return programs;
+}
+
 enum class ComplexResult {
   Complex,  // the promoted type, which must be complex64
   Real,     // float32 (abs of complex64)
@@ -129,6 +191,11 @@ struct ComplexPointwiseOp {
   std::vector<std::string_view> promoted;  // those deciding the result type; empty = all
   ComplexResult result = ComplexResult::Complex;
   std::vector<std::string> (*build)(const std::vector<Part>& parts) = nullptr;
+  // float32 temporaries of the launch: `build`'s first programs compute them, and later
+  // programs read them as t0, t1, ... (each an output of the launch read back as an input).
+  int temporaries = 0;
+  // Calls with more device tensor operands than this (0: no limit) take the CPU fallback.
+  int maxTensors = 0;
 };
 
 namespace {
@@ -203,6 +270,44 @@ const std::vector<ComplexPointwiseOp>& complexOps() {
              {where(a + " 0 eq", "0", div(p[0].re, a)), where(a + " 0 eq", "0", div(p[0].im, a))});
        }},
       {"sqrt", {"self"}, {}, R::Complex, [](P p) { return pair(complexSqrt(p[0])); }},
+      {"log",
+       {"self"},
+       {},
+       R::Complex,
+       [](P p) { return complexLog(p[0], [](const std::string& x) { return x; }); },
+       2},
+      // A tensor base with a tensor exponent stays on the fallback: exponents of large modulus
+      // scale the few ulps of log a here (hypot, then log; Cephes' atan) by |b log a|, and
+      // glibc's clogf rounds within half an ulp, so that the results differ by more than
+      // complex64's comparison tolerance (OpInfo's __rpow__ samples, |b log a| ~ 30). With a
+      // scalar operand (square, rsqrt's gradient, 2^z in ldexp) they stay within it.
+      {"pow",
+       {"self", "exponent"},
+       {},
+       R::Complex,
+       [](P p) { return complexPow(p[0], p[1]); },
+       4,
+       1},
+      // libstdc++'s log10 divides each part of log(z) by ln 10 rounded to float; c10's log2
+      // divides log(z) by the complex (ln 2, 0), which its division turns into a product with
+      // 1 / ln 2 (both rounded to float).
+      {"log10",
+       {"self"},
+       {},
+       R::Complex,
+       [](P p) {
+         return complexLog(p[0], [](const std::string& x) { return div(x, "2.3025850929940457"); });
+       },
+       2},
+      {"log2",
+       {"self"},
+       {},
+       R::Complex,
+       [](P p) {
+         return complexLog(p[0],
+                           [](const std::string& x) { return mul(x, "1 0.6931471805599453 div"); });
+       },
+       2},
       // self + weight (end - self) where |weight| < 0.5, else end - (end - self) (1 - weight),
       // as PyTorch's CPU kernel (exact at both ends).
       {"lerp",
@@ -323,6 +428,26 @@ std::string realScalar(double value, std::vector<ops::ScalarArg>* scalars) {
   return "s" + std::to_string(scalars->size() - 1);
 }
 
+// `program` with the temporaries' names t0, t1, ... replaced by the inputs the launch reads them
+// as (x<inputs + i>).
+std::string withTemporaries(const std::string& program, size_t inputs) {
+  std::string result;
+  size_t start = 0;
+  while (start < program.size()) {
+    size_t end = program.find(' ', start);
+    if (end == std::string::npos) end = program.size();
+    const std::string_view word(program.data() + start, end - start);
+    if (!result.empty()) result += ' ';
+    if (word.size() > 1 && word[0] == 't' && word.find_first_not_of("0123456789", 1) == word.npos) {
+      result += "x" + std::to_string(inputs + std::stoul(std::string(word.substr(1))));
+    } else {
+      result += word;
+    }
+    start = end + 1;
+  }
+  return result;
+}
+
 }  // namespace
 
 const ComplexPointwiseOp* findComplexPointwiseOp(std::string_view op) {
@@ -417,6 +542,11 @@ bool runComplexPointwise(const ComplexPointwiseOp& op, const c10::FunctionSchema
     }
   }
   if (inputs.size() > static_cast<size_t>(ops::kMaxElementwiseInputs)) return false;
+  if (op.maxTensors && tensors.size() > static_cast<size_t>(op.maxTensors)) return false;
+  // The temporaries are read back as inputs; past 8 of those, the launch cannot read them.
+  if (inputs.size() + op.temporaries > static_cast<size_t>(ops::kMaxElementwiseInputs)) {
+    return false;
+  }
 
   at::DimVector shape;
   if (!tensors.empty()) shape.assign(tensors[0]->sizes().begin(), tensors[0]->sizes().end());
@@ -460,12 +590,21 @@ bool runComplexPointwise(const ComplexPointwiseOp& op, const c10::FunctionSchema
     }
   }
   std::vector<ops::TensorView> outs;
-  if (target.scalar_type() == at::kComplexFloat) {
-    outs = {complexPartOf(target, 0), complexPartOf(target, 1)};
-  } else {
-    outs = {viewOf(target)};
+  std::vector<at::Tensor> temporaries;
+  for (int i = 0; i < op.temporaries; ++i) {
+    temporaries.push_back(emptyOnDevice(shape, at::kFloat, target.device()));
+    outs.push_back(viewOf(temporaries.back()));
   }
-  const std::vector<std::string> programs = op.build(parts);
+  if (target.scalar_type() == at::kComplexFloat) {
+    outs.push_back(complexPartOf(target, 0));
+    outs.push_back(complexPartOf(target, 1));
+  } else {
+    outs.push_back(viewOf(target));
+  }
+  std::vector<std::string> programs = op.build(parts);
+  if (op.temporaries) {
+    for (std::string& program : programs) program = withTemporaries(program, inputs.size());
+  }
   if (target.numel() != 0) {
     onDevice(schema.name(), [&] {
       ops::elementwiseMulti(launchContextOf(target), outs, inputs, programs, isa::DType::F32,

@@ -2,8 +2,9 @@
 // operand is read through two strided float32 views (its real and imaginary parts, as
 // torch.view_as_real(x)[..., 0] and [..., 1] see it), and one elementwise_multi launch writes
 // the real and imaginary parts of the result (or one program for a real or bool result: abs,
-// eq, ...). The pointwise kernel (pointwise_kernel.cpp) sends a call here when one of its
-// operands is complex and the op has an entry in this file's table; complex128, the half
+// eq, ...), after float32 temporaries where an op needs intermediate values more than once
+// (log's and pow's atan2). The pointwise kernel (pointwise_kernel.cpp) sends a call here when one
+// of its operands is complex and the op has an entry in this file's table; complex128, the half
 // complex type and complex operands of other ops stay on the counted CPU fallback.
 #pragma once
 
