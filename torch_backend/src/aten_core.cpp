@@ -21,6 +21,7 @@
 #include "torch_backend/src/device_runtime.h"
 #include "torch_backend/src/fallback_counter.h"
 #include "torch_backend/src/fallback_guard.h"
+#include "torch_backend/src/placeholder_reads.h"
 
 namespace mimic::torch_backend {
 namespace {
@@ -146,6 +147,7 @@ at::Tensor reshapeAlias(const at::Tensor& self, SymIntArrayRef size, SymIntArray
 }
 
 at::Scalar localScalarDense(const at::Tensor& self) {
+  const PlaceholderReadScope reading("aten::_local_scalar_dense", PlaceholderReadKind::Scalar);
   return at::native::_local_scalar_dense_cpu(self.cpu());
 }
 
@@ -244,6 +246,7 @@ void cpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   noteFallback(key);
   markOutArgumentsWritten(op, *stack);
   const c10::optional<c10::Device> device = deviceOfArguments(op, *stack);
+  const PlaceholderReadScope reading(key.c_str(), PlaceholderReadKind::Fallback);
   runGuardedFallback(key, [&] { at::native::cpu_fallback(op, stack); });
   if (device) moveResultsTo(*device, op, stack);
 }

@@ -4,6 +4,7 @@
 
 #include "torch_backend/ops/elementwise.h"
 #include "torch_backend/src/device_runtime.h"
+#include "torch_backend/src/placeholder_reads.h"
 #include "torch_backend/src/tensor_bridge.h"
 
 namespace mimic::torch_backend {
@@ -73,6 +74,7 @@ void deviceToHost(const at::Tensor& dst, const at::Tensor& src, bool nonBlocking
   if (packed.numel() > 0) {
     MIMIC_TORCH_CHECK(
         mimicMemcpyAsync(target.data_ptr(), packed.data_ptr(), packed.nbytes(), ctx.queue));
+    notePlaceholderRead(packed.nbytes());
   }
   if (direct) {
     waitUnless(nonBlocking, ctx);

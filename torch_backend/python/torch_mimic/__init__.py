@@ -48,6 +48,12 @@ from ._random import (  # noqa: E402
     set_rng_state,
 )
 from ._fallback import fallback_report, reset_fallback_report  # noqa: E402
+from ._timing_mode import (  # noqa: E402
+    TimingModeWarning,
+    reset_timing_mode_report,
+    simulation_mode,
+    timing_mode_report,
+)
 from ._op_table import OpEntry, op_table  # noqa: E402
 from ._compile import compile  # noqa: E402
 from ._compile_report import compile_report  # noqa: E402
@@ -57,12 +63,14 @@ from . import _registration  # noqa: E402,F401  (registers the op kernels)
 from ._naming import DEVICE_TYPE  # noqa: E402
 from . import _distributed  # noqa: E402
 from . import _fake_tensor  # noqa: E402
+from . import _timing_mode  # noqa: E402
 from . import _tensor_compat  # noqa: E402
 from . import profiler  # noqa: E402,F401
 from . import sanitizer  # noqa: E402,F401
 from . import kernels  # noqa: E402,F401
 
 _distributed.register()
+_timing_mode.install()
 _fake_tensor.install()
 _tensor_compat.install()
 
@@ -76,5 +84,6 @@ __all__ = [
     "memory_allocated", "memory_reserved", "memory_stats", "memory_summary", "OpEntry", "op_table",
     "pin_memory",
     "reset_device", "reset_fallback_report", "reset_peak_memory_stats", "seed", "set_device", "set_rng_state",
-    "sim_time", "stream", "synchronize",
+    "sim_time", "simulation_mode", "stream", "synchronize", "timing_mode_report",
+    "TimingModeWarning", "reset_timing_mode_report",
 ]

@@ -1,0 +1,77 @@
+#include "torch_backend/src/placeholder_reads.h"
+
+#include <torch/library.h>
+
+#include <atomic>
+#include <string>
+#include <tuple>
+
+#include "torch_backend/src/device_runtime.h"
+
+namespace mimic::torch_backend {
+namespace {
+
+// The hook's C signature, so that Python can provide it through ctypes: op name, kind, bytes.
+using PlaceholderReadHook = void (*)(const char*, int, uint64_t);
+
+std::atomic<PlaceholderReadHook> hook{nullptr};
+
+thread_local const char* scopeOp = "aten::_copy_from";
+thread_local PlaceholderReadKind scopeKind = PlaceholderReadKind::Copy;
+
+// -1: not asked yet; else the mimicSimulationMode.
+std::atomic<int> cachedMode{-1};
+
+std::string simulationModeName() {
+  return timingOnlyMode() ? "timing" : "full";
+}
+
+// The address of a ctypes function (0 removes the hook, as the interpreter's exit does).
+void setHook(int64_t address) {
+  hook = reinterpret_cast<PlaceholderReadHook>(static_cast<intptr_t>(address));
+}
+
+std::tuple<int64_t, int64_t> placeholderCopies() {
+  ensureInitialized();
+  uint64_t copies = 0, bytes = 0;
+  MIMIC_TORCH_CHECK(mimicGetPlaceholderCopies(&copies, &bytes));
+  return {int64_t(copies), int64_t(bytes)};
+}
+
+}  // namespace
+
+PlaceholderReadScope::PlaceholderReadScope(const char* op, PlaceholderReadKind kind)
+    : previousOp_(scopeOp), previousKind_(scopeKind) {
+  scopeOp = op;
+  scopeKind = kind;
+}
+
+PlaceholderReadScope::~PlaceholderReadScope() {
+  scopeOp = previousOp_;
+  scopeKind = previousKind_;
+}
+
+bool timingOnlyMode() {
+  int mode = cachedMode.load(std::memory_order_relaxed);
+  if (mode < 0) {
+    ensureInitialized();
+    mimicSimulationMode value = MIMIC_SIMULATION_FULL;
+    MIMIC_TORCH_CHECK(mimicGetSimulationMode(&value));
+    mode = int(value);
+    cachedMode = mode;
+  }
+  return mode == MIMIC_SIMULATION_TIMING;
+}
+
+void notePlaceholderRead(uint64_t bytes) {
+  if (!timingOnlyMode()) return;
+  if (PlaceholderReadHook report = hook.load()) report(scopeOp, int(scopeKind), bytes);
+}
+
+TORCH_LIBRARY_FRAGMENT(mimic, m) {
+  m.def("simulation_mode() -> str", simulationModeName);
+  m.def("set_placeholder_read_hook(int address) -> ()", setHook);
+  m.def("placeholder_copies() -> (int, int)", placeholderCopies);
+}
+
+}  // namespace mimic::torch_backend

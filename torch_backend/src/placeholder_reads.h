@@ -1,0 +1,35 @@
+// Timing-only mode's host reads of device data: a copy from a device into host memory writes
+// placeholder zeros there (the driver's rule), and every such copy made by the backend is
+// reported, with the op that made it, to a hook that torch_mimic's _timing_mode.py installs
+// (it adds the Python line, counts and warns). In full mode nothing here does any work.
+#pragma once
+
+#include <cstdint>
+
+namespace mimic::torch_backend {
+
+// What made a placeholder read: a plain copy to the host (.cpu(), .tolist(), printing), a
+// scalar read (.item(), bool()) or the CPU fallback of an op, which computes on the zeros.
+enum class PlaceholderReadKind : int { Copy = 0, Scalar = 1, Fallback = 2 };
+
+// While alive, the placeholder reads of this thread are credited to `op` (a static or
+// longer-lived string); scopes nest, the innermost wins.
+class PlaceholderReadScope {
+ public:
+  PlaceholderReadScope(const char* op, PlaceholderReadKind kind);
+  ~PlaceholderReadScope();
+  PlaceholderReadScope(const PlaceholderReadScope&) = delete;
+  PlaceholderReadScope& operator=(const PlaceholderReadScope&) = delete;
+
+ private:
+  const char* previousOp_;
+  PlaceholderReadKind previousKind_;
+};
+
+// Whether the driver runs in timing-only mode (asked once: the mode is fixed at mimicInit).
+bool timingOnlyMode();
+// Called after the backend queued a copy of `bytes` from a device into host memory: in timing
+// mode, reports it to the hook (if installed) with the innermost scope's op.
+void notePlaceholderRead(uint64_t bytes);
+
+}  // namespace mimic::torch_backend
