@@ -11,8 +11,14 @@ from .report import format_run_report
 
 
 TAKES_SCRIPT_ARGS = True
-USAGE = ("mimic run SCRIPT.py [--preset P] [--devices N] [--trace FILE] [--sanitize TOOLS] "
-         "[--top N] [--compile [--compile-mode MODE]] [-- ARGS...]")
+USAGE = ("mimic run SCRIPT.py [--preset P] [--devices N] [--timing-only] [--trace FILE] "
+         "[--sanitize TOOLS] [--top N] [--compile [--compile-mode MODE]] [-- ARGS...]")
+TIMING_ONLY_HELP = (
+    "simulate without computing values (MIMIC_MODE=timing for the script): the same simulated "
+    "times as a full run, for far less host time and memory; reads of device data on the host "
+    "(.item(), .cpu(), printing, the CPU fallback, nonzero's size) get placeholder zeros, and "
+    "the report lists them per op and Python line, as a branch on them does not follow the "
+    "real program")
 COMPILE_HELP = (
     "torch_mimic.compile in the report: every torch_mimic.compile call of the script runs in "
     "--compile-mode, whatever mode it asks for, and the report adds, per compiled model or "
@@ -42,6 +48,7 @@ def add_parser(subparsers):
                              "(default: $MIMIC_SANITIZE)")
     parser.add_argument("--top", type=positive_int, default=10, metavar="N",
                         help="kernels in the table (default 10)")
+    parser.add_argument("--timing-only", action="store_true", help=TIMING_ONLY_HELP)
     parser.add_argument("--compile", action="store_true", help=COMPILE_HELP)
     parser.add_argument("--compile-mode", choices=compile_summary.MODES, metavar="MODE",
                         help="with --compile (implies it): default (fuse), no-fusion (capture, "
@@ -50,6 +57,22 @@ def add_parser(subparsers):
                              "argument unchanged: the baseline to compare with); default: "
                              "default")
     return parser
+
+
+def format_timing_mode(report, top=10):
+    """torch_mimic.timing_mode_report() as text: the totals, then the `top` most frequent
+    (kind, op, Python line) places that read placeholder zeros."""
+    lines = [f"timing only: {report['total_reads']} host reads of device data got placeholder "
+             f"zeros ({report['total_bytes']} bytes, {len(report['reads'])} places)"]
+    for read in report["reads"][:top]:
+        where = read["where"] or "(autograd's thread)"
+        lines.append(f"  {read['count']:>8}  {read['kind']:<8}  {read['op']:<32}  {where}")
+    if len(report["reads"]) > top:
+        lines.append(f"  ... and {len(report['reads']) - top} more places")
+    if report["reads"]:
+        lines.append("  A Python branch or an output size that depends on these values does not "
+                     "follow the real program (see the warnings above, one per place).")
+    return "\n".join(lines)
 
 
 def _sanitizer_report_path(scratch):
@@ -76,11 +99,14 @@ def run(args):
         report_path = _sanitizer_report_path(scratch) if sanitize else None
         env = child_env(args.preset, args.devices, sanitize=sanitize, sanitize_report=report_path)
         compile_mode = args.compile_mode or ("default" if args.compile else None)
+        if args.timing_only:
+            env["MIMIC_MODE"] = "timing"
         env.pop(compile_summary.ENV, None)
         if compile_mode:
             env[compile_summary.ENV] = compile_mode
         print(f"mimic: running {args.script} on preset {args.preset}"
-              + (f", {args.devices} devices" if args.devices else "") + " ...", flush=True)
+              + (f", {args.devices} devices" if args.devices else "")
+              + (", timing only" if args.timing_only else "") + " ...", flush=True)
         code, seconds, result = run_script(args.script, args.script_args, env,
                                            os.path.join(scratch, "result.json"), trace, timeline,
                                            args.top)
@@ -89,6 +115,8 @@ def run(args):
             print(f"mimic: {args.script} stopped before the report could be made (exit {code})")
             return code or 1
         print(format_run_report(result, report_path))
+        if result.get("timing_mode", {}).get("mode") == "timing":
+            print("\n" + format_timing_mode(result["timing_mode"]))
         if "compile" in result:
             print("\n" + compile_summary.format_compile(result["compile"],
                                                         result["compile"]["report"]))

@@ -113,7 +113,8 @@ def main():
               "step_marks_ns": [t - start_ns for t in mimic_cli._step_marks_ns],
               "preset": torch_mimic.get_device_properties(0).preset,
               "devices": torch_mimic.device_count(),
-              "fallback": torch_mimic.fallback_report()}
+              "fallback": torch_mimic.fallback_report(),
+              "timing_mode": torch_mimic.timing_mode_report()}
     if profile is not None and profile.trace is not None:
         # The script's mimic_cli.step() calls are its steps, in the trace and its timeline.
         profile.trace["steps"] = list(mimic_cli._step_marks_ns)
