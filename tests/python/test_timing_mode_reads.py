@@ -59,7 +59,8 @@ print(json.dumps({"out": out, "report": torch_mimic.timing_mode_report(),
 def line_of(marker):
     """reads.py:N, N the line of TIMING_SCRIPT that carries `# @marker`."""
     lines = TIMING_SCRIPT.splitlines()
-    return f"reads.py:{next(i + 1 for i, text in enumerate(lines) if text.endswith('# @' + marker))}"
+    number = next(i + 1 for i, text in enumerate(lines) if text.endswith("# @" + marker))
+    return f"reads.py:{number}"
 
 
 def start_child(tmp_path, script, mode):

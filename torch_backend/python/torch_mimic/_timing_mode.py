@@ -84,12 +84,19 @@ def _describe(kind, op):
     return f"{op} (no mimic kernel: the CPU fallback computed it from the placeholder zeros)"
 
 
+_BRANCH = ("A Python branch or a size that depends on this value cannot be simulated "
+           "faithfully.")
+_CONSEQUENCE = {"copy": _BRANCH, "scalar": _BRANCH, "op_sync": _BRANCH,
+                "fallback": "What the program does with its results cannot be simulated "
+                            "faithfully."}
+
+
 def _on_read(op_bytes, kind_index, nbytes):
     try:
         kind, op = _KINDS[kind_index], op_bytes.decode()
         caller = sys._getframe(0).f_back  # None on a thread that runs no Python
         python_op = _python_kernel_op(caller)
-        if python_op is not None and kind != "fallback":
+        if python_op is not None and kind in ("copy", "scalar"):
             kind, op = "op_sync", _op_name(python_op)
         filename, line = _user_line(caller)
         key = (kind, op, filename, line)
@@ -102,9 +109,8 @@ def _on_read(op_bytes, kind_index, nbytes):
             where = f"{filename}:{line}" if filename else "a thread without Python (autograd)"
             warnings.warn_explicit(
                 f"mimic timing mode: {_describe(kind, op)} at {where} read device data, which "
-                "timing mode does not compute: it got placeholder zeros. A Python branch or a "
-                "size that depends on this value cannot be simulated faithfully. Warned once "
-                "per op and line; torch_mimic.timing_mode_report() counts them.",
+                f"timing mode does not compute: it got placeholder zeros. {_CONSEQUENCE[kind]}"
+                " Warned once per op and line; torch_mimic.timing_mode_report() counts them.",
                 TimingModeWarning, filename or "<mimic>", line or 0)
     except TimingModeWarning as warning:  # the filter "error": the C++ caller cannot raise it
         print(f"mimic: {warning}", file=sys.stderr)
@@ -131,7 +137,8 @@ def timing_mode_report():
 
     - ``mode``: ``"full"`` or ``"timing"`` (in full mode nothing is counted);
     - ``reads``: one dict per (kind, op, Python line), most frequent first, with ``kind``
-      (``scalar``, ``copy``, ``op_sync`` or ``fallback``, see the module's doc), ``op``,
+      (``scalar``, ``copy``, ``op_sync`` or ``fallback``: see the module's doc),
+      ``op``,
       ``where`` (``file.py:line``, the innermost frame outside torch and torch_mimic; empty on
       autograd's thread), ``count`` and ``bytes``;
     - ``total_reads``, ``total_bytes``: their sums;
