@@ -119,10 +119,11 @@ bool Simulator::wait(const std::vector<std::shared_ptr<Completion>>& completions
   }
   Waiter waiter{&completions};
   waiters_.push_back(&waiter);
+  auto satisfied = [&] { return waiter.satisfied.load(std::memory_order_acquire); };
+  if (runInline(lock, satisfied) && satisfied()) return !waiter.stalled;
   bool wake = signalSimulation();
   lock.unlock();
   if (wake) simulationWake_.notify_one();
-  auto satisfied = [&] { return waiter.satisfied.load(std::memory_order_acquire); };
   if (!spinUntil(satisfied)) {
     lock.lock();
     hostWake_.wait(lock, satisfied);
@@ -137,25 +138,64 @@ void Simulator::poll() {
   hostTime_ += config_.hostClock.pollNs;
   if (idle_) return;
   const SimTime target = hostTime_;
+  auto caughtUp = [&] { return reached_.load() >= target || idle_.load(); };
+  if (runInline(lock, caughtUp) && caughtUp()) return;
   bool wake = signalSimulation();
   lock.unlock();
   if (wake) simulationWake_.notify_one();
-  auto caughtUp = [&] { return reached_.load() >= target || idle_.load(); };
   if (!spinUntil(caughtUp)) {
     lock.lock();
     hostWake_.wait(lock, caughtUp);
   }
 }
 
+template <typename Done>
+bool Simulator::runInline(std::unique_lock<std::mutex>& lock, Done done) {
+  if (threadActive_ || inlineActive_) return false;
+  // Restores the ownership even if the model throws (a kernel's bad_alloc reaches the caller).
+  struct Owner {
+    Simulator& sim;
+    explicit Owner(Simulator& s) : sim(s) {
+      sim.inlineActive_ = true;
+      tlsOnSimulationThread = true;
+    }
+    ~Owner() {
+      tlsOnSimulationThread = false;
+      sim.inlineActive_ = false;
+    }
+  };
+  const uint64_t signalsBefore = hostSignals_.load(std::memory_order_acquire);
+  {
+    Owner owner(*this);
+    for (;;) {
+      settleWaiters();
+      // Other threads' waits go to the simulation thread rather than delaying this one.
+      if (shutdown_ || (done() && !waiters_.empty())) break;
+      if (!step(lock)) break;
+    }
+  }
+  if (!waiters_.empty() || hostSignals_.load(std::memory_order_acquire) != signalsBefore) {
+    if (signalSimulation()) simulationWake_.notify_one();
+  }
+  return true;
+}
+
 void Simulator::sleepUntilSignalled(std::unique_lock<std::mutex>& lock) {
   const uint64_t seen = hostSignals_.load(std::memory_order_acquire);
+  threadActive_ = false;
   lock.unlock();
   spinUntil([&] { return hostSignals_.load(std::memory_order_acquire) != seen; });
   lock.lock();
-  if (hostSignals_.load() != seen || shutdown_) return;
-  simulationSleeping_ = true;
-  simulationWake_.wait(lock);
-  simulationSleeping_ = false;
+  auto signalled = [&] {
+    return shutdown_ || (hostSignals_.load(std::memory_order_acquire) != seen && !inlineActive_);
+  };
+  if (!signalled()) {
+    simulationSleeping_ = true;
+    simulationWake_.wait(lock, signalled);
+    simulationSleeping_ = false;
+  }
+  if (!shutdown_) threadWakeups_.fetch_add(1, std::memory_order_relaxed);
+  threadActive_ = true;
 }
 
 SimTime Simulator::hostTime() {
@@ -233,47 +273,52 @@ void Simulator::threadMain() {
     hostWake_.notify_all();
     return;
   }
-  std::vector<std::unique_ptr<Command>> batch;
   std::unique_lock<std::mutex> lock(mutex_);
   started_ = true;
   hostWake_.notify_all();
   for (;;) {
-    settleWaiters();
+    if (step(lock)) continue;
     if (shutdown_) return;
-    if (!inbox_.empty()) {
-      batch.swap(inbox_);
-      lock.unlock();
-      for (auto& command : batch) {
-        int device = command->device;
-        int queue = command->hwQueue;
-        system_->device(device).commandProcessor(queue).push(std::move(command));
-      }
-      batch.clear();
-      lock.lock();
-      continue;
-    }
-    const bool unbounded = !waiters_.empty();
-    const SimTime target = hostTime_;
-    if (runnable(target, unbounded)) {
-      lock.unlock();
-      runSimulation(target, unbounded);
-      lock.lock();
-      continue;
-    }
-    const bool busy = sc_core::sc_pending_activity();
-    if (unbounded && !busy) {
-      // Nothing is left to simulate, yet some host thread waits: it would wait forever.
-      for (Waiter* w : waiters_) {
-        w->stalled = true;
-        w->satisfied.store(true, std::memory_order_release);
-      }
-      waiters_.clear();
-    }
-    reached_ = std::max(reached_.load(), target);
-    idle_ = !busy;
-    hostWake_.notify_all();
     sleepUntilSignalled(lock);
   }
+}
+
+bool Simulator::step(std::unique_lock<std::mutex>& lock) {
+  settleWaiters();
+  if (shutdown_) return false;
+  if (!inbox_.empty()) {
+    batch_.swap(inbox_);
+    lock.unlock();
+    for (auto& command : batch_) {
+      int device = command->device;
+      int queue = command->hwQueue;
+      system_->device(device).commandProcessor(queue).push(std::move(command));
+    }
+    batch_.clear();
+    lock.lock();
+    return true;
+  }
+  const bool unbounded = !waiters_.empty();
+  const SimTime target = hostTime_;
+  if (runnable(target, unbounded)) {
+    lock.unlock();
+    runSimulation(target, unbounded);
+    lock.lock();
+    return true;
+  }
+  const bool busy = sc_core::sc_pending_activity();
+  if (unbounded && !busy) {
+    // Nothing is left to simulate, yet some host thread waits: it would wait forever.
+    for (Waiter* w : waiters_) {
+      w->stalled = true;
+      w->satisfied.store(true, std::memory_order_release);
+    }
+    waiters_.clear();
+  }
+  reached_ = std::max(reached_.load(), target);
+  idle_ = !busy;
+  hostWake_.notify_all();
+  return false;
 }
 
 }  // namespace mimic::sim

@@ -6,6 +6,11 @@
 // is blocked, so commands arrive at deterministic simulated times; when a host thread blocks,
 // the simulation runs until what it waits for completes, pauses there, and the host clock
 // jumps to that moment.
+//
+// A host thread that blocks while the simulation thread sleeps runs the simulation itself, the
+// same steps in the same order, instead of waking that thread and sleeping until it answers:
+// on a loaded host, each of those two wake-ups can cost more than the work (issue 18: a million
+// one-byte reads). The simulation thread serves the waits that arrive while it is running.
 #pragma once
 
 #include <atomic>
@@ -60,7 +65,12 @@ class Simulator {
   coll::Choice planCollective(const coll::CollectiveRequest& request, const std::string& algorithm,
                               const std::string& protocol);
 
+  // True on the simulation thread, and on a host thread while it runs the simulation itself:
+  // host functions run there and must not call the driver.
   static bool onSimulationThread();
+  // How often a host thread has handed work to the simulation thread, which was spinning or
+  // asleep (for tests: synchronous reads from one host thread never do).
+  uint64_t threadWakeups() const { return threadWakeups_.load(std::memory_order_relaxed); }
 
  private:
   struct Waiter {
@@ -70,6 +80,15 @@ class Simulator {
   };
 
   void threadMain();
+  // One step of the simulation loop, by whichever thread owns the simulation; call with mutex_
+  // held (it is released while the model runs). Returns false once nothing is left to do until
+  // the host changes something.
+  bool step(std::unique_lock<std::mutex>& lock);
+  // Runs the simulation on the calling host thread until `done()` holds, if the simulation
+  // thread sleeps; returns false (having done nothing) if that thread is busy. Call with mutex_
+  // held.
+  template <typename Done>
+  bool runInline(std::unique_lock<std::mutex>& lock, Done done);
   // Tells the simulation thread the host changed something; call with mutex_ held. Returns
   // whether it sleeps and must be notified (after unlocking).
   bool signalSimulation();
@@ -87,12 +106,16 @@ class Simulator {
   std::condition_variable simulationWake_;
   std::condition_variable hostWake_;
   std::vector<std::unique_ptr<Command>> inbox_;
+  std::vector<std::unique_ptr<Command>> batch_;  // the inbox being pushed; the owner's only
   std::vector<Waiter*> waiters_;
   SimTime hostTime_ = 0;
   std::atomic<SimTime> reached_{0};  // the simulation has processed every event up to here
   std::atomic<bool> idle_{true};     // nothing in flight: every submitted command has completed
   std::atomic<uint64_t> hostSignals_{0};
   bool simulationSleeping_ = false;
+  bool threadActive_ = true;   // the simulation thread owns the model (not in its sleep)
+  bool inlineActive_ = false;  // a host thread owns the model (runInline)
+  std::atomic<uint64_t> threadWakeups_{0};
   bool started_ = false;
   bool shutdown_ = false;
   std::string startupError_;

@@ -8,8 +8,18 @@
 namespace mimic::driver {
 namespace {
 
-thread_local std::string tlsDetail;
-thread_local mimicResult tlsLastError = MIMIC_SUCCESS;
+struct ErrorState {
+  std::string detail;
+  mimicResult last = MIMIC_SUCCESS;
+};
+thread_local ErrorState tlsHostErrors;
+thread_local ErrorState tlsHostFunctionErrors;
+
+// A host function's refused calls are its own: a host thread that runs the simulation while it
+// waits (sim/simulator.h) runs host functions too, and its last error must not change.
+ErrorState& errors() {
+  return sim::Simulator::onSimulationThread() ? tlsHostFunctionErrors : tlsHostErrors;
+}
 
 struct ResultInfo {
   mimicResult result;
@@ -112,8 +122,9 @@ std::string hexAddress(const void* pointer) {
 }
 
 mimicResult recordFailure(const char* function, mimicResult result, const std::string& message) {
-  tlsDetail = std::string(function) + ": " + message;
-  tlsLastError = result;
+  ErrorState& state = errors();
+  state.detail = std::string(function) + ": " + message;
+  state.last = result;
   return result;
 }
 
@@ -136,7 +147,7 @@ const char* mimicGetErrorString(mimicResult result) {
 mimicResult mimicGetErrorDetail(const char** detail) {
   if (!detail)
     return recordFailure("mimicGetErrorDetail", MIMIC_ERROR_NULL_POINTER, "detail is NULL");
-  *detail = tlsDetail.c_str();
+  *detail = errors().detail.c_str();
   return MIMIC_SUCCESS;
 }
 
@@ -145,8 +156,9 @@ mimicResult mimicGetLastError(void) {
     mimicResult sticky = runtime->firstStickyError();
     if (sticky != MIMIC_SUCCESS) return sticky;
   }
-  mimicResult last = tlsLastError;
-  tlsLastError = MIMIC_SUCCESS;
+  ErrorState& state = errors();
+  mimicResult last = state.last;
+  state.last = MIMIC_SUCCESS;
   return last;
 }
 
