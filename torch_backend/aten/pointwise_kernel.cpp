@@ -1,7 +1,10 @@
 #include "torch_backend/aten/pointwise_kernel.h"
 
+#include <algorithm>
+
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/TensorIterator.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 
@@ -14,6 +17,46 @@
 
 namespace mimic::torch_backend::aten {
 namespace {
+
+// Results take TensorIterator's layout: a channels_last or otherwise permuted input gives the
+// output its order of dims, as on the CPU. Inputs with row-major strides give a row-major one.
+bool rowMajor(c10::ArrayRef<const at::Tensor*> tensors) {
+  return std::all_of(tensors.begin(), tensors.end(), [](const at::Tensor* t) {
+    return t->strides() == at::IntArrayRef(c10::contiguous_strides(t->sizes()));
+  });
+}
+
+// TensorIterator lays out (allocates, or resizes) the output: an undefined one is allocated.
+at::TensorIterator layOut(const at::Tensor& out, c10::ArrayRef<const at::Tensor*> tensors,
+                          at::ScalarType dtype, at::Device device) {
+  at::TensorIteratorConfig config;
+  config.set_check_mem_overlap(false).check_all_same_dtype(false);
+  config.declare_static_dtype_and_device(dtype, device);
+  if (out.defined()) {
+    config.add_output(out);
+  } else {
+    config.add_owned_output(at::Tensor());
+  }
+  for (const at::Tensor* t : tensors) config.add_input(*t);
+  return config.build();
+}
+
+at::Tensor allocateResult(c10::ArrayRef<const at::Tensor*> tensors, at::IntArrayRef shape,
+                          at::ScalarType dtype, at::Device device) {
+  if (rowMajor(tensors)) return emptyOnDevice(shape, dtype, device);
+  return layOut(at::Tensor(), tensors, dtype, device).output();
+}
+
+// An out= tensor of another shape is resized (with PyTorch's warning when it held elements) to
+// the layout a new result would have.
+void resizeOut(const at::Tensor& out, c10::ArrayRef<const at::Tensor*> tensors,
+               at::IntArrayRef shape) {
+  if (out.sizes() == shape || rowMajor(tensors)) {
+    at::native::resize_output(out, shape);
+    return;
+  }
+  layOut(out, tensors, out.scalar_type(), out.device());
+}
 
 std::vector<std::string_view> words(std::string_view text) {
   std::vector<std::string_view> out;
@@ -300,7 +343,7 @@ bool PointwiseKernel::prepare(const c10::IValue* args, PointwiseLaunch* launch) 
 
   at::Tensor target;
   if (output_ == Output::Functional) {
-    target = emptyOnDevice(shape, result, tensors[0]->device());
+    target = allocateResult(tensors, shape, result, tensors[0]->device());
   } else {
     target = output_ == Output::InPlace ? args[0].toTensor() : *outArgument;
     TORCH_CHECK(target.device().type() == kDeviceType &&
@@ -315,7 +358,7 @@ bool PointwiseKernel::prepare(const c10::IValue* args, PointwiseLaunch* launch) 
                   shapeText(target.sizes()), " doesn't match the broadcast shape ",
                   shapeText(shape));
     } else {
-      at::native::resize_output(target, shape);
+      resizeOut(target, tensors, shape);
     }
   }
 
