@@ -244,6 +244,17 @@ class MimicWork : public Work {
 
 }  // namespace
 
+namespace {
+
+mimicSimulationMode simulationMode() {
+  torch_backend::ensureInitialized();
+  mimicSimulationMode mode = MIMIC_SIMULATION_FULL;
+  MIMIC_TORCH_CHECK(mimicGetSimulationMode(&mode));
+  return mode;
+}
+
+}  // namespace
+
 struct ProcessGroupMimic::DeviceQueue {
   c10::Stream stream;
   mimicQueue queue = nullptr;
@@ -256,7 +267,8 @@ ProcessGroupMimic::ProcessGroupMimic(c10::intrusive_ptr<::c10d::Store> store, in
     : ProcessGroup(rank, size),
       store_(std::move(store)),
       data_(std::move(data)),
-      timeout_(timeout) {}
+      timeout_(timeout),
+      timingOnly_(simulationMode() == MIMIC_SIMULATION_TIMING) {}
 
 ProcessGroupMimic::~ProcessGroupMimic() {
   for (auto& entry : queues_) mimicEventDestroy(entry.second->ready);

@@ -19,6 +19,9 @@
 //   collective, while work queued meanwhile overlaps with it.
 // Point to point: send and recv move their bytes with Gloo's send/recv; the sender leaves its
 // arrival time in the store for the receiver, whose timed part is queued when it waits.
+// Timing-only mode (MIMIC_MODE=timing): the same arrival, agreement and timed part, and no data:
+// no host view is made (so no device page is committed), no staging copy, no Gloo transfer of
+// tensor bytes. The agreed end, and so every simulated time, is the same as in full mode.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -46,6 +49,8 @@ class ProcessGroupMimic : public ::c10d::ProcessGroup {
   ~ProcessGroupMimic() override;
 
   const std::string getBackendName() const override { return "mimic"; }
+  // Timing-only mode: the collectives move no data (see above).
+  bool timingOnly() const { return timingOnly_; }
 
   c10::intrusive_ptr<::c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                              const ::c10d::BroadcastOptions& opts) override;
@@ -105,6 +110,8 @@ class ProcessGroupMimic : public ::c10d::ProcessGroup {
   // group has one rank).
   uint64_t arrive(int device);
   void checkPeer(Call& call, int peer, const char* role);
+  // Whether a call with bytes to move (`hasBytes`) moves them: never in timing-only mode.
+  bool movesData(bool hasBytes) const { return hasBytes && !timingOnly_; }
   void allreduceStaging(const Call& call, std::vector<at::Tensor>& staging);
   // The collective model's time for the call moving `bytes` among `devices` (time_model.h).
   uint64_t modelNs(const Call& call, uint64_t bytes, const std::vector<int>& devices);
@@ -116,6 +123,7 @@ class ProcessGroupMimic : public ::c10d::ProcessGroup {
   c10::intrusive_ptr<::c10d::Store> store_;
   c10::intrusive_ptr<::c10d::ProcessGroup> data_;
   std::chrono::milliseconds timeout_;
+  bool timingOnly_;
   uint64_t sequence_ = 0;
   std::map<std::pair<int, int>, uint64_t> sendSequence_, recvSequence_;  // (peer, tag)
   std::map<int, std::unique_ptr<DeviceQueue>> queues_;

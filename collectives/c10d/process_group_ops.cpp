@@ -1,5 +1,6 @@
 // The collectives of ProcessGroupMimic: check the arguments, agree, move the bytes between host
-// views with Gloo, and queue the timed part (process_group_mimic.cpp).
+// views with Gloo (not in timing-only mode: movesData), and queue the timed part
+// (process_group_mimic.cpp).
 //
 // Gloo (in PyTorch 1.13) lacks reduce_scatter and _allgather_base: reduce_scatter is an
 // allreduce of a staging copy of which each rank keeps its slice, _allgather_base gathers into
@@ -138,7 +139,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::allreduce(std::vector<at::Tensor>& t
     call.bytes = tensors[0].nbytes();
   }
   agree(call);
-  if (call.numel > 0) {
+  if (movesData(call.numel > 0)) {
     std::vector<at::Tensor> views = hostViews(tensors);
     reduceWithGloo(call, views, getSize(), [&](std::vector<at::Tensor>& gloo, ReduceOp op) {
       ::c10d::AllreduceOptions opts;
@@ -161,7 +162,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::allreduce_coalesced(
     call.bytes = bytesOf(tensors);
   }
   agree(call);
-  if (call.numel > 0) {
+  if (movesData(call.numel > 0)) {
     std::vector<at::Tensor> views = hostViews(tensors);
     reduceWithGloo(call, views, getSize(), [&](std::vector<at::Tensor>& gloo, ReduceOp op) {
       ::c10d::AllreduceCoalescedOptions opts;
@@ -182,7 +183,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::broadcast(std::vector<at::Tensor>& t
     call.bytes = tensors[0].nbytes();
   }
   agree(call);
-  if (call.numel > 0) {
+  if (movesData(call.numel > 0)) {
     std::vector<at::Tensor> views = hostViews(tensors);
     ::c10d::BroadcastOptions gloo;
     gloo.rootRank = call.root;
@@ -202,7 +203,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::reduce(std::vector<at::Tensor>& tens
     call.bytes = tensors[0].nbytes();
   }
   agree(call);
-  if (call.numel > 0) {
+  if (movesData(call.numel > 0)) {
     // Only the root's buffer is written: the others reduce from a copy.
     const bool root = getRank() == call.root;
     std::vector<at::Tensor> views = hostViews(tensors);
@@ -230,7 +231,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::allgather(std::vector<std::vector<at
     call.bytes = inputs[0].nbytes() * getSize();
   }
   agree(call);
-  if (call.numel > 0) {
+  if (movesData(call.numel > 0)) {
     std::vector<std::vector<at::Tensor>> outViews{hostViews(outputs[0])};
     std::vector<at::Tensor> inViews = hostViews(inputs);
     runData(call, data_->allgather(outViews, inViews, {}));
@@ -253,7 +254,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::_allgather_base(at::Tensor& output, 
     call.bytes = output.nbytes();
   }
   agree(call);
-  if (call.numel > 0) {
+  if (movesData(call.numel > 0)) {
     std::vector<std::vector<at::Tensor>> slices{
         hostView(output).reshape({getSize(), call.numel}).unbind(0)};
     std::vector<at::Tensor> inViews{hostView(input).reshape({call.numel})};
@@ -290,7 +291,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::allgather_coalesced(
   agree(call);
   std::vector<at::Tensor> flat;
   for (auto& list : outputs) flat.insert(flat.end(), list.begin(), list.end());
-  if (call.numel > 0) {
+  if (movesData(call.numel > 0)) {
     std::vector<std::vector<at::Tensor>> outViews;
     for (auto& list : outputs) outViews.push_back(hostViews(list));
     std::vector<at::Tensor> inViews = hostViews(inputs);
@@ -313,7 +314,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::gather(std::vector<std::vector<at::T
   }
   agree(call);
   std::vector<at::Tensor> results = root ? outputs[0] : std::vector<at::Tensor>{};
-  if (call.numel > 0) {
+  if (movesData(call.numel > 0)) {
     std::vector<std::vector<at::Tensor>> outViews;
     if (root) outViews.push_back(hostViews(outputs[0]));
     std::vector<at::Tensor> inViews = hostViews(inputs);
@@ -337,7 +338,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::scatter(std::vector<at::Tensor>& out
     call.bytes = outputs[0].nbytes() * getSize();
   }
   agree(call);
-  if (call.numel > 0) {
+  if (movesData(call.numel > 0)) {
     std::vector<at::Tensor> outViews = hostViews(outputs);
     std::vector<std::vector<at::Tensor>> inViews;
     if (root) inViews.push_back(hostViews(inputs[0]));
@@ -372,7 +373,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::reduce_scatter(
     call.bytes = outputs[0].nbytes() * getSize();
   }
   agree(call);
-  if (call.numel > 0) {
+  if (movesData(call.numel > 0)) {
     std::vector<at::Tensor> flat;
     for (const at::Tensor& view : hostViews(inputs[0])) flat.push_back(view.reshape({-1}));
     std::vector<at::Tensor> staging{at::cat(flat)};
@@ -400,7 +401,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::_reduce_scatter_base(
     call.bytes = input.nbytes();
   }
   agree(call);
-  if (call.numel > 0) {
+  if (movesData(call.numel > 0)) {
     std::vector<at::Tensor> staging{hostView(input).reshape({-1}).clone()};
     allreduceStaging(call, staging);
     at::Tensor mine = hostView(output);
@@ -428,7 +429,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::alltoall_base(at::Tensor& output, at
     call.bytes = std::max(input.nbytes(), output.nbytes());
   }
   agree(call);
-  if (input.numel() > 0 || output.numel() > 0) {
+  if (movesData(input.numel() > 0 || output.numel() > 0)) {
     at::Tensor outView = hostView(output);
     at::Tensor inView = hostView(input);
     runData(call, data_->alltoall_base(outView, inView, outputSplits, inputSplits, {}));
@@ -448,7 +449,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::alltoall(std::vector<at::Tensor>& ou
     call.bytes = std::max(bytesOf(inputs), bytesOf(outputs));
   }
   agree(call);
-  if (numelOf(inputs) > 0 || numelOf(outputs) > 0) {
+  if (movesData(numelOf(inputs) > 0 || numelOf(outputs) > 0)) {
     std::vector<at::Tensor> flat;
     for (const at::Tensor& view : hostViews(inputs)) flat.push_back(view.reshape({-1}));
     at::Tensor sent = at::cat(flat);
@@ -486,7 +487,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::send(std::vector<at::Tensor>& tensor
   store_->set(peerKey(getRank(), dstRank, tag, call.sequence),
               std::vector<uint8_t>(sentAt.begin(), sentAt.end()));
   std::function<void()> deferred;
-  if (tensors[0].numel() > 0) {
+  if (movesData(tensors[0].numel() > 0)) {
     // A snapshot: the caller may overwrite the tensor before the peer has received it.
     std::vector<at::Tensor> staging{hostView(tensors[0]).clone()};
     auto transfer = data_->send(staging, dstRank, tag);
@@ -515,11 +516,13 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::recv(std::vector<at::Tensor>& tensor
   TORCH_CHECK(call.error.empty(), prefix(call, getRank(), getSize()), call.error);
   call.bytes = tensors[0].nbytes();
   at::Tensor destination = tensors[0];
-  std::vector<at::Tensor> staging{
-      at::empty(destination.sizes(),
-                destination.options().device(at::kCPU).dtype(glooType(destination.scalar_type())))};
+  std::vector<at::Tensor> staging;
   c10::intrusive_ptr<Work> transfer;
-  if (destination.numel() > 0) transfer = data_->recv(staging, srcRank, tag);
+  if (movesData(destination.numel() > 0)) {
+    staging.push_back(at::empty(destination.sizes(), destination.options().device(at::kCPU).dtype(
+                                                         glooType(destination.scalar_type()))));
+    transfer = data_->recv(staging, srcRank, tag);
+  }
   const std::string key = peerKey(srcRank, getRank(), tag, call.sequence);
   return c10::make_intrusive<DeferredWork>(
       getRank(), OpType::RECV,

@@ -15,5 +15,6 @@ PYBIND11_MODULE(_c10d, module) {
       .def(py::init<c10::intrusive_ptr<::c10d::Store>, int, int,
                     c10::intrusive_ptr<::c10d::ProcessGroup>, std::chrono::milliseconds>(),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("data"), py::arg("timeout"),
-           py::call_guard<py::gil_scoped_release>());
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("timing_only", &mimic::c10d::ProcessGroupMimic::timingOnly);
 }

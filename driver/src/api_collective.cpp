@@ -1,5 +1,7 @@
 // mimicCollectiveGetPlan, mimicCollectiveLaunch: the driver's side of a collective. The data
-// moves at launch (collective_data.h); sim/collective decides the algorithm and the time.
+// moves at launch (collective_data.h); sim/collective decides the algorithm and the time. In
+// timing-only mode no byte of the buffers is read or written (their pages are never committed);
+// the checks, the plan and the commands are the same, so the times are too.
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -167,7 +169,7 @@ mimicResult mimicCollectiveLaunch(const mimicCollectiveDesc* desc, const void* c
       recvViews[r] = viewOf(rt, device, recvs[r], writes ? recvBytes : 0, true, rank + "recv");
     }
     const coll::Choice choice = choose(rt, request);
-    applyCollective(*desc, sendViews, recvViews);
+    if (!rt.config().timingOnly) applyCollective(*desc, sendViews, recvViews);
     auto rendezvous = std::make_shared<coll::CollectiveRendezvous>();
     rendezvous->plan = choice.plan;
     rendezvous->expected = n;

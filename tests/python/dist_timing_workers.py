@@ -1,0 +1,177 @@
+"""Rank programs for test_distributed_timing.py: the c10d backend in timing-only mode
+(MIMIC_MODE=timing), set by each program before torch_mimic starts its simulation."""
+import ctypes
+import os
+
+import torch
+import torch.distributed as dist
+
+from dist_workers import _error_of, _init
+
+
+def _mode(mode):
+    os.environ["MIMIC_MODE"] = mode
+
+
+def _driver():
+    """The driver this process has loaded (libmimic.so), through ctypes."""
+    with open("/proc/self/maps") as maps:
+        path = next(line.split()[-1] for line in maps if line.rstrip().endswith("/libmimic.so"))
+    return ctypes.CDLL(path)
+
+
+def _host_view(tensor):
+    """The simulator's bytes of a device tensor as a writable CPU tensor (mimicMemGetHostView):
+    it sees what a collective wrote there, and in timing mode what it did not."""
+    nbytes = tensor.numel() * tensor.element_size()
+    view = ctypes.c_void_p()
+    assert _driver().mimicMemGetHostView(ctypes.c_void_p(tensor.data_ptr()),
+                                         ctypes.c_size_t(nbytes), ctypes.byref(view)) == 0
+    buffer = (ctypes.c_uint8 * nbytes).from_address(view.value)
+    return torch.frombuffer(buffer, dtype=torch.uint8)
+
+
+def _buffers(rank, size, dev):
+    """The tensors of every kind of collective of the backend (a call's input first)."""
+    n = 4096
+
+    def ones(count=n):
+        return torch.ones(count, device=dev)
+
+    def empty(count=n):
+        return torch.empty(count, device=dev)
+
+    root_list = [empty() for _ in range(size)] if rank == 0 else []
+    return {"allreduce": [ones()], "broadcast": [ones()], "reduce": [ones()],
+            "allgather": [ones()] + [empty() for _ in range(size)],
+            "allgather_base": [ones(), empty(n * size)],
+            "reduce_scatter_base": [ones(n * size), empty()],
+            "alltoall_base": [ones(n * size), empty(n * size)],
+            "gather": [ones()] + root_list,
+            "scatter": [empty()] + [t.fill_(1) for t in root_list],
+            "p2p": [ones()], "barrier": []}
+
+
+def _call(name, rank, size, t):
+    if name == "allreduce":
+        dist.all_reduce(t[0])
+    elif name == "broadcast":
+        dist.broadcast(t[0], src=size - 1)
+    elif name == "reduce":
+        dist.reduce(t[0], dst=0)
+    elif name == "allgather":
+        dist.all_gather(t[1:], t[0])
+    elif name == "allgather_base":
+        dist._all_gather_base(t[1], t[0])
+    elif name == "reduce_scatter_base":
+        dist._reduce_scatter_base(t[1], t[0])
+    elif name == "alltoall_base":
+        dist.all_to_all_single(t[1], t[0])
+    elif name == "gather":
+        dist.gather(t[0], t[1:] or None, dst=0)
+    elif name == "scatter":
+        dist.scatter(t[0], t[1:] or None, src=0)
+    elif name == "p2p":
+        if rank == 0:
+            dist.send(t[0], dst=1)
+        elif rank == 1:
+            dist.recv(t[0], src=0)
+    else:
+        dist.barrier()
+
+
+def _collective_times(rank, size, dev):
+    """Every kind of collective, one after another, each after compute that differs per rank
+    (so that the ranks arrive at different times): the simulated time after each."""
+    import torch_mimic
+
+    a = torch.ones(64, 64, device=dev)
+    times = {}
+    for name, tensors in _buffers(rank, size, dev).items():
+        for _ in range(1 + rank):
+            a = a @ a / 64
+        _call(name, rank, size, tensors)
+        torch_mimic.synchronize()
+        times[name] = torch_mimic.sim_time()
+    return times
+
+
+def _changed_buffers(rank, size, dev):
+    """Each collective's buffers start with a per-rank pattern written through the host view;
+    returns the names of the collectives after which they no longer hold it."""
+    import torch_mimic
+
+    changed = []
+    for name, tensors in _buffers(rank, size, dev).items():
+        torch_mimic.synchronize()  # the fills of the inputs are done before the pattern
+        views = [_host_view(t) for t in tensors]
+        for i, view in enumerate(views):
+            view.copy_((torch.arange(view.numel()) * 7 + rank * 13 + i) % 251)
+        expected = [view.clone() for view in views]
+        _call(name, rank, size, tensors)
+        torch_mimic.synchronize()
+        if any(not torch.equal(view, want) for view, want in zip(views, expected)):
+            changed.append(name)
+    return changed
+
+
+def _bad_inputs(rank, size, dev):
+    """The argument checks and the ranks' agreement: each error's text."""
+    errors = {}
+    errors["shape"] = _error_of(lambda: dist.all_reduce(torch.ones(10 + 2 * rank, device=dev)))
+    errors["dtype"] = _error_of(lambda: dist.all_reduce(
+        torch.ones(4, device=dev, dtype=torch.float32 if rank == 0 else torch.int32)))
+    errors["device"] = _error_of(lambda: dist.all_reduce(
+        torch.ones(4, device=dev if rank == 0 else "cpu")))
+    errors["op"] = _error_of(lambda: dist.all_reduce(
+        torch.ones(4, dtype=torch.int32, device=dev), op=dist.ReduceOp.BAND))
+    errors["root"] = _error_of(lambda: dist.broadcast(torch.ones(4, device=dev), src=size + 3))
+    errors["collective"] = _error_of(
+        lambda: dist.all_reduce(torch.ones(4, device=dev)) if rank == 0
+        else dist.broadcast(torch.ones(4, device=dev), src=0))
+    errors["gather_size"] = _error_of(lambda: dist._all_gather_base(
+        torch.empty(4 * size + rank, device=dev), torch.ones(4, device=dev)))
+    return errors
+
+
+def _ddp_step(dev):
+    """One DDP training step of a small model: the simulated time it took."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    import torch_mimic
+
+    torch.manual_seed(0)
+    model = DDP(torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(),
+                                    torch.nn.Linear(256, 8)).to(dev), bucket_cap_mb=0.05)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    inputs, targets = torch.ones(16, 64), torch.ones(16, 8)
+    torch_mimic.synchronize()
+    start = torch_mimic.sim_time()
+    loss = torch.nn.functional.mse_loss(model(inputs.to(dev)), targets.to(dev))
+    loss.backward()
+    optimizer.step()
+    torch_mimic.synchronize()
+    return torch_mimic.sim_time() - start
+
+
+def _ddp_different_models(rank, dev):
+    """DDP's check that the ranks' parameters agree, with rank 1's layers wider or more."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    width = 8 + rank
+    same_count = torch.nn.Sequential(torch.nn.Linear(4, width), torch.nn.Linear(width, 2))
+    more = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(1 + rank)])
+    return {"shape": _error_of(lambda: DDP(same_count.to(dev))),
+            "count": _error_of(lambda: DDP(more.to(dev)))}
+
+
+def every_check(rank, size, mode):
+    """All of the above in one group (each rank process costs seconds to start): in timing mode
+    also DDP's parameter check with models that differ (in full mode it is PyTorch's own)."""
+    _mode(mode)
+    dev = _init(rank, size)
+    return {"times": _collective_times(rank, size, dev),
+            "changed": _changed_buffers(rank, size, dev),
+            "errors": _bad_inputs(rank, size, dev),
+            "ddp_ns": _ddp_step(dev),
+            "ddp_errors": _ddp_different_models(rank, dev) if mode == "timing" else None}
