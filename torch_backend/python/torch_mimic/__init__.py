@@ -55,7 +55,6 @@ from ._timing_mode import (  # noqa: E402
     timing_mode_report,
 )
 from ._op_table import OpEntry, op_table  # noqa: E402
-from ._compile import compile  # noqa: E402
 from ._compile_report import compile_report  # noqa: E402
 if int(_torch.__version__.split(".")[0]) >= 2:  # torch.compile(backend="mimic"); 1.13: no Dynamo
     from . import _compile_pt2  # noqa: E402,F401
@@ -73,6 +72,18 @@ _distributed.register()
 _timing_mode.install()
 _fake_tensor.install()
 _tensor_compat.install()
+
+
+def __getattr__(name):
+    # torch_mimic.compile imports functorch's AOT autograd and through it sympy: about 5 s and
+    # 40 MB per process, which a rank that never compiles (a timing-only rank of 64) should not
+    # pay. It is imported on first use.
+    if name == "compile":
+        from ._compile import compile as compile_
+
+        globals()["compile"] = compile_
+        return compile_
+    raise AttributeError(f"module 'torch_mimic' has no attribute '{name}'")
 
 __all__ = [
     "DEVICE_TYPE", "DeviceProperties", "Event", "Stream", "caching_allocator_alloc",
