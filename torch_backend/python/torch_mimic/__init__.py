@@ -85,6 +85,7 @@ def __getattr__(name):
         return compile_
     raise AttributeError(f"module 'torch_mimic' has no attribute '{name}'")
 
+
 __all__ = [
     "DEVICE_TYPE", "DeviceProperties", "Event", "Stream", "caching_allocator_alloc",
     "caching_allocator_delete", "compile", "compile_report", "current_device", "current_stream",
