@@ -228,7 +228,8 @@ def report(args, results, wall_s, memory_drop_kb):
     marks = [r["marks"] for r in results]
     ends = {r["step"]["end_ns"] for r in results}
     lines = [
-        f"{args.ranks} ranks ({args.nodes} nodes x {args.per_node} devices of {args.preset}), "
+        f"{args.ranks} ranks ({args.nodes} node{'s' * (args.nodes != 1)} x {args.per_node} "
+        f"devices of {args.preset}), "
         f"{results[0]['mode']} mode, the `mimic demo` '{args.size}' transformer "
         f"({results[0]['parameters']:,} parameters) under DDP, one training step",
         f"  start-up wall (launch to ready):  {spread([m['ready'] for m in marks], 's')}",
