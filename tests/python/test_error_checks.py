@@ -83,3 +83,14 @@ def test_a_bool_alpha_with_bool_tensors():
 def test_sub_refuses_bools(call):
     cpu, device = _both(call)
     assert device == cpu and "Subtraction" in cpu[1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda d: torch.lerp(torch.ones(2, dtype=torch.float64, device=d), torch.ones(2, device=d), 0.5),
+    lambda d: torch.lerp(torch.ones(2, device=d), torch.ones(2, device=d),
+                         torch.ones(2, dtype=torch.float64, device=d)),
+    lambda d: torch.ones(2, device=d).lerp_(torch.ones(2, dtype=torch.half, device=d), 0.5),
+], ids=["end", "weight", "in-place"])
+def test_lerp_refuses_other_dtypes(call):
+    cpu, device = _both(call)
+    assert device == cpu and "expected dtype" in cpu[1]

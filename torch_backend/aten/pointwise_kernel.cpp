@@ -109,6 +109,18 @@ void checkSubtraction(const c10::IValue& self, const c10::IValue& other) {
               "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
 
+// lerp's meta functions: no promotion, end and a tensor weight must have self's dtype.
+void checkInterpolation(const c10::IValue* args) {
+  const at::Tensor& self = args[0].toTensor();
+  const at::Tensor& end = args[1].toTensor();
+  TORCH_CHECK(self.dtype() == end.dtype(), "expected dtype ", self.dtype(),
+              " for `end` but got dtype ", end.dtype());
+  if (!args[2].isTensor()) return;
+  const at::Tensor& weight = args[2].toTensor();
+  TORCH_CHECK(self.dtype() == weight.dtype(), "expected dtype ", self.dtype(),
+              " for `weight` but got dtype ", weight.dtype());
+}
+
 // PyTorch's alpha check of add and sub, against the result dtype.
 void checkAlpha(const c10::IValue& alpha, at::ScalarType result) {
   if (!alpha.isScalar()) return;
@@ -208,6 +220,8 @@ std::unique_ptr<PointwiseKernel> PointwiseKernel::forSchema(const c10::FunctionS
   kernel->alphaArgument_ = position("alpha");
   kernel->schemaArguments_ = arguments.size();
   kernel->subtracts_ = op == "sub" && position("self") == 0 && position("other") == 1;
+  kernel->interpolates_ =
+      op == "lerp" && position("self") == 0 && position("end") == 1 && position("weight") == 2;
   // As PyTorch's kernels of these ops build their TensorIterator without the overlap check:
   // writing one value to elements that share memory gives the same result in any order.
   if (op == "leaky_relu_backward") {
@@ -236,6 +250,7 @@ const PointwiseKernel::Program* PointwiseKernel::programFor(std::string_view var
 
 void PointwiseKernel::checkArguments(const c10::IValue* args) const {
   if (subtracts_) checkSubtraction(args[0], args[1]);
+  if (interpolates_) checkInterpolation(args);
   // The input of an in-place forward with a negative slope was overwritten, and its sign no
   // longer tells the branch.
   TORCH_CHECK(slopeArgument_ < 0 || selfIsResultArgument_ < 0 ||

@@ -82,6 +82,7 @@ class PointwiseKernel final : public c10::OperatorKernel {
   int outArgument_;             // the out= argument's position, or -1
   int alphaArgument_ = -1;      // add's and sub's alpha, checked against the result dtype
   bool subtracts_ = false;      // sub: bool operands are refused, as PyTorch's sub_check does
+  bool interpolates_ = false;   // lerp: end and a tensor weight must have self's dtype
   bool checksOverlap_ = false;  // the written tensor must not overlap itself or an input
   // leaky_relu_backward's negative_slope and self_is_result, which PyTorch checks together.
   int slopeArgument_ = -1;
