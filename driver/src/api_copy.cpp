@@ -2,8 +2,9 @@
 //
 // The bytes move when the command is submitted (functional order is submission order, see
 // DESIGN.md); the simulation then decides when the copy starts and ends. In timing-only mode
-// no device bytes move: a copy into host memory writes zeros there, counted, and fills write
-// nothing; the commands are the same, so the times are too.
+// only small copies and fills move bytes (kTimingModeMovedBytes); a larger copy into host
+// memory writes zeros there, and every copy into host memory is counted as a placeholder; the
+// commands are the same, so the times are too.
 #include <cstring>
 
 #include "call_recorder.h"
@@ -90,13 +91,25 @@ void checkQueueDevice(const QueueState& q, const Endpoint& dst, const Endpoint& 
                                      ", which holds neither side of the copy");
 }
 
+// In timing-only mode, copies and fills up to this size still move their bytes. They carry
+// the host's own control data (indices, sizes, flags), which programs send to the device and
+// read back to decide what to do next: DDP sends its gradient buckets' order through a device
+// tensor and builds its buckets from what comes back. Bulk data (weights, activations) is far
+// larger, so the memory committed stays small. Kernels still compute nothing: memory that a
+// kernel would have written holds whatever bytes were there before.
+constexpr size_t kTimingModeMovedBytes = 64 * 1024;
+
+bool movesBytes(const Runtime& rt, size_t bytes) {
+  return !rt.config().timingOnly || bytes <= kTimingModeMovedBytes;
+}
+
 void moveBytes(Runtime& rt, const Endpoint& dst, const Endpoint& src, size_t bytes) {
-  if (!rt.config().timingOnly || (dst.device < 0 && src.device < 0)) {
+  if (movesBytes(rt, bytes) || (dst.device < 0 && src.device < 0)) {
     std::memmove(dst.bytes, src.bytes, bytes);
   } else if (dst.device < 0) {
     std::memset(dst.bytes, 0, bytes);
-    rt.countPlaceholderCopy(bytes);
   }
+  if (rt.config().timingOnly && dst.device < 0 && src.device >= 0) rt.countPlaceholderCopy(bytes);
 }
 
 // Moves the bytes, then queues the timed transfer. Returns its completion.
@@ -211,7 +224,7 @@ mimicResult mimicMemsetAsync(void* dptr, int value, size_t bytes, mimicQueue que
                                                 std::to_string(q->device) + ", dptr to device " +
                                                 std::to_string(target.device));
            }
-           if (!rt.config().timingOnly) std::memset(target.bytes, value, bytes);
+           if (movesBytes(rt, bytes)) std::memset(target.bytes, value, bytes);
            auto cmd = std::make_unique<Command>();
            cmd->kind = CommandKind::Transfer;
            cmd->transfer = TransferKind::Fill;

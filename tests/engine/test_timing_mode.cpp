@@ -159,27 +159,33 @@ TEST(TimingMode, EveryKernelCopyAndFillKeepsItsSimulatedTimes) {
   EXPECT_EQ(full, timing);
 }
 
-// Device reads in timing mode: the download fills the host buffer with zeros.
-TEST(TimingMode, DownloadsWriteZerosAndUploadsMoveNothing) {
+// Device reads in timing mode: bulk data (more than 64 KiB) does not move, so its download
+// fills the host buffer with zeros; the host's small control data makes the round trip intact.
+// Both downloads are counted as placeholders.
+TEST(TimingMode, BulkDownloadsWriteZerosAndSmallCopiesKeepTheirBytes) {
+  constexpr size_t kBulk = 32 * 1024, kSmall = 1000;  // floats: 128 KiB and 4000 bytes
   Numbers result = runInChild(
       [] {
         if (mimicInitWithPreset(0, "tiny", nullptr) != MIMIC_SUCCESS) return Numbers{};
         mimicSimulationMode mode = MIMIC_SIMULATION_FULL;
         EXPECT_EQ(mimicGetSimulationMode(&mode), MIMIC_SUCCESS);
-        std::vector<float> values(1000, 3.5f), back(1000, 7.0f);
-        void* dev = upload(values);
-        EXPECT_EQ(mimicMemcpy(back.data(), dev, 4000), MIMIC_SUCCESS);
-        uint64_t copies = 0;
-        EXPECT_EQ(mimicGetPlaceholderCopies(&copies, nullptr), MIMIC_SUCCESS);
-        Numbers out{uint64_t(mode), copies};
-        for (float v : back) out.push_back(v == 0.0f);
+        std::vector<float> bulk(kBulk, 3.5f), bulkBack(kBulk, 7.0f);
+        std::vector<float> small(kSmall, 2.5f), smallBack(kSmall, 7.0f);
+        EXPECT_EQ(mimicMemcpy(bulkBack.data(), upload(bulk), kBulk * 4), MIMIC_SUCCESS);
+        EXPECT_EQ(mimicMemcpy(smallBack.data(), upload(small), kSmall * 4), MIMIC_SUCCESS);
+        uint64_t copies = 0, bytes = 0;
+        EXPECT_EQ(mimicGetPlaceholderCopies(&copies, &bytes), MIMIC_SUCCESS);
+        Numbers out{uint64_t(mode), copies, bytes};
+        for (float v : bulkBack) out.push_back(v == 0.0f);
+        for (float v : smallBack) out.push_back(v == 2.5f);
         return out;
       },
       "MIMIC_MODE", "timing");
-  ASSERT_EQ(result.size(), 1002u);
+  ASSERT_EQ(result.size(), 3 + kBulk + kSmall);
   EXPECT_EQ(result[0], uint64_t(MIMIC_SIMULATION_TIMING));
-  EXPECT_EQ(result[1], 1u);
-  for (size_t i = 2; i < result.size(); ++i) ASSERT_EQ(result[i], 1u) << i;
+  EXPECT_EQ(result[1], 2u);
+  EXPECT_EQ(result[2], uint64_t((kBulk + kSmall) * 4));
+  for (size_t i = 3; i < result.size(); ++i) ASSERT_EQ(result[i], 1u) << i;
 }
 
 uint64_t residentBytes() {

@@ -134,8 +134,10 @@ def _bad_inputs(rank, size, dev):
     return errors
 
 
-def _ddp_step(dev):
-    """One DDP training step of a small model: the simulated time it took."""
+def _ddp_steps(dev, steps=3):
+    """DDP training steps of a small model: the simulated time each took. The second step
+    rebuilds the gradient buckets, which sends rank 0's bucket order through a device tensor
+    and reads it back."""
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     import torch_mimic
@@ -145,13 +147,17 @@ def _ddp_step(dev):
                                     torch.nn.Linear(256, 8)).to(dev), bucket_cap_mb=0.05)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     inputs, targets = torch.ones(16, 64), torch.ones(16, 8)
-    torch_mimic.synchronize()
-    start = torch_mimic.sim_time()
-    loss = torch.nn.functional.mse_loss(model(inputs.to(dev)), targets.to(dev))
-    loss.backward()
-    optimizer.step()
-    torch_mimic.synchronize()
-    return torch_mimic.sim_time() - start
+    times = []
+    for _ in range(steps):
+        torch_mimic.synchronize()
+        start = torch_mimic.sim_time()
+        loss = torch.nn.functional.mse_loss(model(inputs.to(dev)), targets.to(dev))
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        torch_mimic.synchronize()
+        times.append(torch_mimic.sim_time() - start)
+    return times
 
 
 def _ddp_different_models(rank, dev):
@@ -173,5 +179,5 @@ def every_check(rank, size, mode):
     return {"times": _collective_times(rank, size, dev),
             "changed": _changed_buffers(rank, size, dev),
             "errors": _bad_inputs(rank, size, dev),
-            "ddp_ns": _ddp_step(dev),
+            "ddp_ns": _ddp_steps(dev),
             "ddp_errors": _ddp_different_models(rank, dev) if mode == "timing" else None}

@@ -199,16 +199,19 @@ typedef enum mimicSimulationMode {
   MIMIC_SIMULATION_FULL = 0, /* kernels compute values, device memory holds the bytes */
   /* Timing only: every kernel, copy and fill takes the same simulated time as in full mode,
    * but kernels compute no values (an SLoad reads 0: mimicKernelCounters.dataDependentReads
-   * counts them), copies and fills move no device bytes, and a copy into host memory writes
-   * zeros there (mimicGetPlaceholderCopies). Allocations still take device capacity. */
+   * counts them), and copies and fills of more than 64 KiB move no device bytes (a copy into
+   * host memory writes zeros there). Smaller ones move their bytes, so control data the host
+   * sends to a device and reads back survives; memory a kernel would have written holds
+   * whatever bytes were there before (zeros, if no copy wrote it). Every copy into host memory
+   * is a placeholder (mimicGetPlaceholderCopies). Allocations still take device capacity. */
   MIMIC_SIMULATION_TIMING = 1
 } mimicSimulationMode;
 
 /* The system's mode: the preset's system.mode, which MIMIC_MODE ("full" or "timing") sets.
  * Returns MIMIC_ERROR_NULL_POINTER. */
 mimicResult mimicGetSimulationMode(mimicSimulationMode* mode);
-/* In timing mode, the copies from a device into host memory since mimicInit, which wrote
- * placeholder zeros, and their bytes; 0 in full mode. Either pointer may be NULL, not both.
+/* In timing mode, the copies from a device into host memory since mimicInit, whose bytes are
+ * placeholders (see MIMIC_SIMULATION_TIMING), and their bytes; 0 in full mode. Either pointer may be NULL, not both.
  * Returns MIMIC_ERROR_NULL_POINTER. */
 mimicResult mimicGetPlaceholderCopies(uint64_t* copies, uint64_t* bytes);
 
