@@ -173,15 +173,6 @@ TEST(CollectivesTimingMode, NoBufferByteIsReadOrWritten) {
   for (size_t i = 1; i < full.size(); ++i) EXPECT_EQ(full[i], 0u) << "case " << i;
 }
 
-uint64_t residentBytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  unsigned long long pages = 0, resident = 0;
-  const int read = f ? std::fscanf(f, "%llu %llu", &pages, &resident) : 0;
-  if (f) std::fclose(f);
-  EXPECT_EQ(read, 2);
-  return resident * uint64_t(sysconf(_SC_PAGESIZE));
-}
-
 // An AllReduce, an AllGather and a ReduceScatter of 256 MiB per rank on 2 devices of the default
 // preset; the growth of the resident set.
 Numbers residentGrowth() {

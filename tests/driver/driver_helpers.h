@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -164,4 +165,14 @@ inline std::vector<uint64_t> runInChild(const std::function<std::vector<uint64_t
   waitpid(pid, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   return values;
+}
+
+// The process's resident set in bytes (/proc/self/statm), for tests of what is committed.
+inline uint64_t residentBytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  unsigned long long pages = 0, resident = 0;
+  const int read = f ? std::fscanf(f, "%llu %llu", &pages, &resident) : 0;
+  if (f) std::fclose(f);
+  EXPECT_EQ(read, 2);
+  return resident * uint64_t(sysconf(_SC_PAGESIZE));
 }

@@ -188,15 +188,6 @@ TEST(TimingMode, BulkDownloadsWriteZerosAndSmallCopiesKeepTheirBytes) {
   for (size_t i = 3; i < result.size(); ++i) ASSERT_EQ(result[i], 1u) << i;
 }
 
-uint64_t residentBytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  unsigned long long pages = 0, resident = 0;
-  const int read = f ? std::fscanf(f, "%llu %llu", &pages, &resident) : 0;
-  if (f) std::fclose(f);
-  EXPECT_EQ(read, 2);
-  return resident * uint64_t(sysconf(_SC_PAGESIZE));
-}
-
 // Allocates 1 GiB on each device of the default preset (16 GiB each), fills it, copies half of
 // it to the other device, and returns the growth of the resident set.
 Numbers residentGrowth() {

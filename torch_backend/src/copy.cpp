@@ -1,5 +1,7 @@
 #include "torch_backend/src/copy.h"
 
+#include <cstring>
+
 #include <ATen/ops/empty.h>
 
 #include "torch_backend/ops/elementwise.h"
@@ -74,7 +76,7 @@ void deviceToHost(const at::Tensor& dst, const at::Tensor& src, bool nonBlocking
   if (packed.numel() > 0) {
     MIMIC_TORCH_CHECK(
         mimicMemcpyAsync(target.data_ptr(), packed.data_ptr(), packed.nbytes(), ctx.queue));
-    notePlaceholderRead(packed.nbytes());
+    if (notePlaceholderRead(packed.nbytes())) std::memset(target.data_ptr(), 0, packed.nbytes());
   }
   if (direct) {
     waitUnless(nonBlocking, ctx);

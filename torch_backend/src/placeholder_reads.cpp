@@ -11,8 +11,9 @@
 namespace mimic::torch_backend {
 namespace {
 
-// The hook's C signature, so that Python can provide it through ctypes: op name, kind, bytes.
-using PlaceholderReadHook = void (*)(const char*, int, uint64_t);
+// The hook's C signature, so that Python can provide it through ctypes: op name, kind, bytes;
+// it returns nonzero when the read must give zeros.
+using PlaceholderReadHook = int (*)(const char*, int, uint64_t);
 
 std::atomic<PlaceholderReadHook> hook{nullptr};
 
@@ -63,9 +64,11 @@ bool timingOnlyMode() {
   return mode == MIMIC_SIMULATION_TIMING;
 }
 
-void notePlaceholderRead(uint64_t bytes) {
-  if (!timingOnlyMode()) return;
-  if (PlaceholderReadHook report = hook.load()) report(scopeOp, int(scopeKind), bytes);
+bool notePlaceholderRead(uint64_t bytes) {
+  if (!timingOnlyMode()) return false;
+  const bool zeros = scopeKind != PlaceholderReadKind::Copy;
+  PlaceholderReadHook report = hook.load();
+  return (report && report(scopeOp, int(scopeKind), bytes) != 0) || zeros;
 }
 
 TORCH_LIBRARY_FRAGMENT(mimic, m) {

@@ -1,7 +1,9 @@
-// Timing-only mode's host reads of device data: a copy from a device into host memory writes
-// placeholder zeros there (the driver's rule), and every such copy made by the backend is
-// reported, with the op that made it, to a hook that torch_mimic's _timing_mode.py installs
-// (it adds the Python line, counts and warns). In full mode nothing here does any work.
+// Timing-only mode's host reads of device data: a copy from a device into host memory gets
+// placeholder bytes (the driver's rule: zeros, or bytes a small host copy left there), and every
+// such copy made by the backend is reported, with the op that made it, to a hook that
+// torch_mimic's _timing_mode.py installs (it adds the Python line, counts and warns). Values
+// the backend itself acts on (scalar reads, the CPU fallback's inputs, the sizes of
+// data-dependent ops) are zeros. In full mode nothing here does any work.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +31,9 @@ class PlaceholderReadScope {
 // Whether the driver runs in timing-only mode (asked once: the mode is fixed at mimicInit).
 bool timingOnlyMode();
 // Called after the backend queued a copy of `bytes` from a device into host memory: in timing
-// mode, reports it to the hook (if installed) with the innermost scope's op.
-void notePlaceholderRead(uint64_t bytes);
+// mode, reports it to the hook (if installed) with the innermost scope's op. True when the
+// reader must see zeros: a scalar read, the fallback's inputs, or a read the hook names as a
+// data-dependent op's sync; a plain copy keeps the bytes the driver gave.
+bool notePlaceholderRead(uint64_t bytes);
 
 }  // namespace mimic::torch_backend

@@ -1,7 +1,9 @@
 """Timing-only mode (``MIMIC_MODE=timing``) on the PyTorch side: the host reads of device data.
 
 In timing mode the device computes no values, and every copy from a device into host memory
-writes placeholder zeros (the driver's rule). The backend reports each such copy here with the
+gets placeholder bytes (the driver's rule: zeros, or bytes a small host copy of at most 64 KiB
+left there, so the host's own control data survives a round trip). Scalar reads, the CPU
+fallback's inputs and the sizes of data-dependent ops always read zeros. The backend reports each such copy here with the
 op that made it (torch_backend/src/placeholder_reads.*); this module adds the Python line that
 caused it, counts it per (op, line) and warns once per (op, line), since a Python branch on the
 value cannot follow the real program. What counts as a placeholder read:
@@ -34,7 +36,7 @@ class TimingModeWarning(UserWarning):
     """A host read of device data in timing-only mode returned placeholder zeros."""
 
 
-_HOOK_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint64)
+_HOOK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint64)
 _lock = threading.Lock()
 _reads = {}  # (kind, op, file, line) -> [count, bytes]
 
@@ -92,6 +94,8 @@ _CONSEQUENCE = {"copy": _BRANCH, "scalar": _BRANCH, "op_sync": _BRANCH,
 
 
 def _on_read(op_bytes, kind_index, nbytes):
+    """Counts and warns; returns 1 when the read must give zeros (a data-dependent op's size)."""
+    kind = None
     try:
         kind, op = _KINDS[kind_index], op_bytes.decode()
         caller = sys._getframe(0).f_back  # None on a thread that runs no Python
@@ -116,6 +120,7 @@ def _on_read(op_bytes, kind_index, nbytes):
         print(f"mimic: {warning}", file=sys.stderr)
     except BaseException as error:  # noqa: BLE001 - nothing may escape into the C++ caller
         print(f"mimic: the timing-mode read hook failed: {error!r}", file=sys.stderr)
+    return 1 if kind == "op_sync" else 0
 
 
 def _op_name(op):
