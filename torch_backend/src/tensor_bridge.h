@@ -39,7 +39,8 @@ void expandTo(ops::TensorView& view, at::IntArrayRef shape);
 // simulator's view of device memory (a CPU tensor aliasing it): no command, no sync and no
 // simulated time. It stands for the checks real kernels make on the device as they read
 // (CUDA's device-side asserts), so the host raises the CPU's error at once. Undefined in timing
-// mode, where device memory holds no values to check.
+// mode, where device memory holds no values to check; a tensor on another device is returned
+// as it is (a CPU index of a device op).
 at::Tensor simulatorValues(const at::Tensor& tensor);
 // "[2, 3]", for error messages.
 std::string shapeText(at::IntArrayRef shape);
