@@ -149,9 +149,26 @@ void Simulator::poll() {
   }
 }
 
+// SystemC switches coroutine stacks without telling the sanitizers. On a host thread, whose
+// stack the sanitizer tracks, that leaves stale stack shadow behind (ASan then reports
+// stack-use-after-scope in the host's own frames), so sanitizer builds keep every simulation
+// step on the simulation thread.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define MIMIC_SANITIZER_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define MIMIC_SANITIZER_BUILD 1
+#endif
+#endif
+#ifdef MIMIC_SANITIZER_BUILD
+constexpr bool kHostThreadsRunTheModel = false;
+#else
+constexpr bool kHostThreadsRunTheModel = true;
+#endif
+
 template <typename Done>
 bool Simulator::runInline(std::unique_lock<std::mutex>& lock, Done done) {
-  if (threadActive_ || inlineActive_) return false;
+  if (!kHostThreadsRunTheModel || threadActive_ || inlineActive_) return false;
   // Restores the ownership even if the model throws (a kernel's bad_alloc reaches the caller).
   struct Owner {
     Simulator& sim;
