@@ -6,3 +6,12 @@ import torch_mimic
 def launches():
     stats = torch_mimic.kernel_cache_stats()
     return stats["hits"] + stats["misses"]
+
+
+def launches_of(call):
+    """The kernels call() launches, with the device idle before and after."""
+    torch_mimic.synchronize()
+    before = launches()
+    call()
+    torch_mimic.synchronize()
+    return launches() - before

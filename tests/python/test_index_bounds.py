@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import torch_mimic
-from kernel_launches import launches
+from kernel_launches import launches_of
 
 DEVICE = torch_mimic.DEVICE_TYPE
 
@@ -74,20 +74,12 @@ def test_the_device_works_on_after_an_index_error():
     assert torch.equal(_x(DEVICE, 5)[_long([4, -5], DEVICE)].cpu(), torch.tensor([4.0, 0.0]))
 
 
-def _launches_of(call):
-    torch_mimic.synchronize()
-    before = launches()
-    call()
-    torch_mimic.synchronize()
-    return launches() - before
-
-
 def test_bounds_checks_add_no_device_work():
     """The check reads the indices through the simulator's view, as a real kernel's device-side
     assert costs nothing on the timeline: index_select and gather stay one kernel each."""
     x, index = _x(DEVICE, 10), _long([1, 9], DEVICE)
-    assert _launches_of(lambda: x.index_select(0, index)) == 1
-    assert _launches_of(lambda: x.gather(0, index)) == 1
+    assert launches_of(lambda: x.index_select(0, index)) == 1
+    assert launches_of(lambda: x.gather(0, index)) == 1
 
 
 IN_RANGE = {

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import torch_mimic
-from kernel_launches import launches
+from kernel_launches import launches, launches_of
 
 U32 = 2.0 ** -24
 UNIT = {torch.float32: U32, torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}
@@ -296,32 +296,24 @@ def test_the_scan_primitive_and_scans_on_fake_tensors_launch_nothing(device):
     assert shapes == [(4, 5), (4, 5)]
 
 
-def _launches_of(fn):
-    torch_mimic.synchronize()
-    before = launches()
-    fn()
-    torch_mimic.synchronize()
-    return launches() - before
-
-
 def test_launch_counts(device):
     x = _values((30, 20), torch.float32).to(device)
     mask = _sparse((30, 20), torch.bool).to(device)
     # A scan is one launch, whatever the dim.
     for fn in (lambda: torch.cumsum(x, 0), lambda: torch.cumprod(x, 1), lambda: torch.cummax(x, 1),
                lambda: torch.logcumsumexp(x, 0)):
-        assert _launches_of(fn) == 1
+        assert launches_of(fn) == 1
     # Up to 1024 elements: the mask, its scan, then the output's fill: nonzero computes the
     # coordinates and the slots and scatters them (5); masked_select the slots and the scatter
     # (4); masked_scatter_ the source indices, the gather and the select (5).
-    assert _launches_of(lambda: torch.nonzero(x)) == 5
-    assert _launches_of(lambda: torch.masked_select(x, mask)) == 4
+    assert launches_of(lambda: torch.nonzero(x)) == 5
+    assert launches_of(lambda: torch.masked_select(x, mask)) == 4
     y = x.clone()
-    assert _launches_of(lambda: y.masked_scatter_(mask, x)) == 5
+    assert launches_of(lambda: y.masked_scatter_(mask, x)) == 5
     # Masks of 4096 elements and more are scanned in blocks: the rows, their totals, the
     # offsets' launch (and for lengths that are no multiple of the rows, the tail's scan and
     # its offset): two to four more launches, however long.
     for n, extra in ((4900, 2), (5000, 4), (100000, 4)):
         long = _sparse((n,), torch.float32).to(device)
-        assert _launches_of(lambda: torch.nonzero(long)) == 5 + extra
-        assert _launches_of(lambda: torch.cumsum(long, 0)) == 1 + extra
+        assert launches_of(lambda: torch.nonzero(long)) == 5 + extra
+        assert launches_of(lambda: torch.cumsum(long, 0)) == 1 + extra
