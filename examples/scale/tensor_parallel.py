@@ -9,16 +9,17 @@ rank computes its own heads of attention and its own slice of the MLP's hidden l
 Every layer takes ``group``, the torch.distributed process group whose ranks share the layer
 (None: the default group, WORLD). All ranks of the group must call the layer with the same input.
 
-Each rank's weights are the slice of the unsharded layer's: a layer draws the full weights from
-the default generator, as ``torch.nn.Linear`` of the same shape would at this point of the
-random stream, and keeps its slice. So a model built under ``torch.manual_seed(s)`` computes
-what the same model built with plain ``nn.Linear`` layers under the same seed computes (up to
-the order of float additions). The layers are made on the CPU; move them with ``.to(device)``.
+Each rank's weights are the slice of the unsharded layer's: a layer draws the full weights as
+``torch.nn.Linear`` of the same shape would at this point of the random stream, and keeps its
+slice. So a model built under ``torch.manual_seed(s)`` computes what the same model built with
+plain ``nn.Linear`` layers under the same seed computes (up to the order of float additions).
+``device`` and ``dtype`` are nn.Linear's: the parameters are made there (the full weights too,
+for a moment), by default on the CPU.
 
     import torch.distributed as dist, torch_mimic
     dist.init_process_group("mimic")
-    mlp = TensorParallelMLP(d_model=1024, hidden=4096).to("privateuseone")
-    attention = TensorParallelAttention(d_model=1024, heads=16).to("privateuseone")
+    mlp = TensorParallelMLP(d_model=1024, hidden=4096, device="privateuseone")
+    attention = TensorParallelAttention(d_model=1024, heads=16, device="privateuseone")
 """
 import math
 
@@ -73,9 +74,9 @@ def _split(count, what, size):
     return count // size
 
 
-def _full_linear(in_features, out_features, bias):
+def _full_linear(in_features, out_features, bias, on):
     """The unsharded layer's parameters, drawn as nn.Linear draws them."""
-    full = nn.Linear(in_features, out_features, bias=bias)
+    full = nn.Linear(in_features, out_features, bias=bias, **on)
     return full.weight.detach(), None if full.bias is None else full.bias.detach()
 
 
@@ -86,17 +87,22 @@ class ColumnParallelLinear(nn.Module):
     ``blocks`` > 1 treats the output as that many equal blocks stacked (attention's q, k and v)
     and splits each block: rank r then returns its slice of every block, concatenated."""
 
-    def __init__(self, in_features, out_features, group=None, bias=True, blocks=1):
+    def __init__(self, in_features, out_features, group=None, bias=True, blocks=1, device=None,
+                 dtype=None):
         super().__init__()
         self.group = group
         rank, size = _rank_and_size(group)
         block = _split(out_features, "out_features", blocks)
         local = _split(block, "out_features per block", size)
-        weight, full_bias = _full_linear(in_features, out_features, bias)
-        rows = torch.cat([torch.arange(b * block + rank * local, b * block + (rank + 1) * local)
-                          for b in range(blocks)])
-        self.weight = nn.Parameter(weight[rows].clone())
-        self.bias = None if full_bias is None else nn.Parameter(full_bias[rows].clone())
+        weight, full_bias = _full_linear(in_features, out_features, bias,
+                                         {"device": device, "dtype": dtype})
+
+        def rows(full):  # a new tensor: the full one is freed
+            return torch.cat([full.narrow(0, b * block + rank * local, local)
+                              for b in range(blocks)])
+
+        self.weight = nn.Parameter(rows(weight))
+        self.bias = None if full_bias is None else nn.Parameter(rows(full_bias))
 
     def forward(self, x):
         return F.linear(_CopyToParallelRegion.apply(x, self.group), self.weight, self.bias)
@@ -107,14 +113,17 @@ class RowParallelLinear(nn.Module):
     the full input (as a ColumnParallelLinear returns it), y the whole output on every rank. The
     bias is added once, after the sum."""
 
-    def __init__(self, in_features, out_features, group=None, bias=True):
+    def __init__(self, in_features, out_features, group=None, bias=True, device=None,
+                 dtype=None):
         super().__init__()
         self.group = group
         rank, size = _rank_and_size(group)
         local = _split(in_features, "in_features", size)
-        weight, full_bias = _full_linear(in_features, out_features, bias)
-        self.weight = nn.Parameter(weight[:, rank * local:(rank + 1) * local].clone())
-        self.bias = None if full_bias is None else nn.Parameter(full_bias.clone())
+        weight, full_bias = _full_linear(in_features, out_features, bias,
+                                         {"device": device, "dtype": dtype})
+        self.weight = nn.Parameter(weight.narrow(1, rank * local, local).clone(
+            memory_format=torch.contiguous_format))
+        self.bias = None if full_bias is None else nn.Parameter(full_bias)
 
     def forward(self, x):
         y = _ReduceFromParallelRegion.apply(F.linear(x, self.weight), self.group)
@@ -125,10 +134,11 @@ class TensorParallelMLP(nn.Module):
     """GELU MLP d_model -> hidden -> d_model, the hidden layer split across the group: weights
     of nn.Linear(d_model, hidden) then nn.Linear(hidden, d_model)."""
 
-    def __init__(self, d_model, hidden, group=None):
+    def __init__(self, d_model, hidden, group=None, device=None, dtype=None):
         super().__init__()
-        self.fc1 = ColumnParallelLinear(d_model, hidden, group)
-        self.fc2 = RowParallelLinear(hidden, d_model, group)
+        on = {"device": device, "dtype": dtype}
+        self.fc1 = ColumnParallelLinear(d_model, hidden, group, **on)
+        self.fc2 = RowParallelLinear(hidden, d_model, group, **on)
 
     def forward(self, x):
         return self.fc2(F.gelu(self.fc1(x)))
@@ -140,15 +150,16 @@ class TensorParallelAttention(nn.Module):
     cli/mimic_cli/demo_model.py's Block. forward(x, causal_mask): x is batch x seq x d_model,
     causal_mask seq x seq, added to the scores (-inf above the diagonal)."""
 
-    def __init__(self, d_model, heads, group=None):
+    def __init__(self, d_model, heads, group=None, device=None, dtype=None):
         super().__init__()
         _, size = _rank_and_size(group)
         if d_model % heads:
             raise ValueError(f"d_model ({d_model}) must be a multiple of heads ({heads})")
         self.head_dim = d_model // heads
         self.local_heads = _split(heads, "heads", size)
-        self.qkv = ColumnParallelLinear(d_model, 3 * d_model, group, blocks=3)
-        self.proj = RowParallelLinear(d_model, d_model, group)
+        on = {"device": device, "dtype": dtype}
+        self.qkv = ColumnParallelLinear(d_model, 3 * d_model, group, blocks=3, **on)
+        self.proj = RowParallelLinear(d_model, d_model, group, **on)
 
     def forward(self, x, causal_mask):
         batch, seq, _ = x.shape

@@ -244,7 +244,7 @@ def _mismatched_shapes(rank, dev):
     """A tensor-parallel input of another batch size on rank 1, and a ZeRO model one output
     wider on rank 1: the errors' texts (None: no error)."""
     d_model, heads = TP_SIZE["d_model"], TP_SIZE["heads"]
-    attention = tp.TensorParallelAttention(d_model, heads).to(dev)
+    attention = tp.TensorParallelAttention(d_model, heads, device=dev)
     x = torch.randn(2 + rank, 4, d_model).to(dev)
     errors = {"tensor parallel": _error_of(
         lambda: attention(x, torch.zeros(4, 4, device=dev)).sum().backward())}
