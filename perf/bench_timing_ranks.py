@@ -36,40 +36,18 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+from mimic_cli.host_memory import POLL_S, MemoryWatch, own_memory_kb
 
 PRESET = "h100-4x8"
 RESULT = "rank{}.json"
-POLL_S = 0.5
 
 
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def mem_available_kb():
-    with open("/proc/meminfo") as meminfo:
-        for line in meminfo:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1])
-    return 0
-
-
-def own_memory_kb():
-    """(peak resident set, proportional set size) of this process, in kB."""
-    peak = pss = 0
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                peak = int(line.split()[1])
-    with open("/proc/self/smaps_rollup") as rollup:
-        for line in rollup:
-            if line.startswith("Pss:"):
-                pss = int(line.split()[1])
-    return peak, pss
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,32 +127,6 @@ def rank_env(args, rank, port, launched):
                MIMIC_HOST_THREADS="1", OMP_NUM_THREADS="1", MIMIC_FALLBACK="silent",
                SYSTEMC_DISABLE_COPYRIGHT_MESSAGE="1", BENCH_LAUNCHED=repr(launched))
     return env
-
-
-class MemoryWatch:
-    """The lowest MemAvailable seen while the ranks run, sampled every POLL_S. Below `floor_kb`
-    it sets `exhausted`: the machine is shared, and the run must end before the kernel's
-    out-of-memory killer picks a process."""
-
-    def __init__(self, floor_kb):
-        self.before = mem_available_kb()
-        self.lowest = self.before
-        self.floor_kb = floor_kb
-        self.exhausted = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-        self._thread.start()
-
-    def _watch(self):
-        while not self._stop.wait(POLL_S):
-            self.lowest = min(self.lowest, mem_available_kb())
-            if self.lowest < self.floor_kb:
-                self.exhausted.set()
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join()
-        return self.before - self.lowest
 
 
 def launch(args, out_dir):

@@ -25,7 +25,7 @@ def _union_ns(intervals):
 
 def breakdown(trace):
     """Where the traced span went: kernel, copy and collective time (summed over queues) and,
-    per device, the time no queue of it was busy."""
+    per device, the time no queue of it was busy and the time only collectives were."""
     acts = trace["activities"]
     times = [t for a in acts for t in (a["start_ns"], a["end_ns"])]
     begin, end = (min(times), max(times)) if times else (0, 0)
@@ -33,13 +33,21 @@ def breakdown(trace):
     def total(kinds):
         return sum(a["end_ns"] - a["start_ns"] for a in acts if a["kind"] in kinds)
 
+    def covered(device, kinds):
+        return _union_ns([(a["start_ns"], a["end_ns"]) for a in acts
+                          if a["device"] == device and a["kind"] in kinds])
+
     devices = []
     for dev in trace["devices"]:
-        busy = _union_ns([(a["start_ns"], a["end_ns"]) for a in acts
-                          if a["device"] == dev["index"] and a["kind"] in BUSY_KINDS])
-        devices.append({"device": dev["index"], "busy_ns": busy, "idle_ns": (end - begin) - busy})
+        busy = covered(dev["index"], BUSY_KINDS)
+        # Exposed communication: time a collective runs while no kernel or copy does.
+        working = covered(dev["index"], ("kernel",) + COPY_KINDS)
+        exposed = covered(dev["index"], ("kernel",) + COPY_KINDS + COLLECTIVE_KINDS) - working
+        devices.append({"device": dev["index"], "busy_ns": busy, "idle_ns": (end - begin) - busy,
+                        "exposed_collective_ns": exposed})
     return {"span_ns": end - begin, "compute_ns": total(("kernel",)),
             "copy_ns": total(COPY_KINDS), "collective_ns": total(COLLECTIVE_KINDS),
+            "exposed_collective_ns": sum(d["exposed_collective_ns"] for d in devices),
             "devices": devices, "dropped": trace.get("dropped", 0)}
 
 
@@ -82,6 +90,8 @@ def format_breakdown(result):
                  "can add up to more than 100 %:")
     rows = [("compute (kernels)", b["compute_ns"]), ("copies (memcpy, memset)", b["copy_ns"]),
             ("collectives", b["collective_ns"])]
+    if "exposed_collective_ns" in b:
+        rows.append(("exposed communication", b["exposed_collective_ns"]))
     rows += [(f"idle, device {d['device']}" + (" (unused)" if not d["busy_ns"] else ""),
               d["idle_ns"]) for d in b["devices"]]
     for label, ns in rows:
