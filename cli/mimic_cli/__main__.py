@@ -21,10 +21,12 @@ EPILOG = """examples:
   mimic devices --preset a100
   mimic presets show tiny --set hbm_bandwidth=200
   mimic run train.py --preset tiny --sanitize all -- --epochs 1
+  mimic run train.py --preset h100 --timing-only   (simulated times only: no values computed)
   mimic what-if train.py --vary hbm_bandwidth=1x,2x,4x --vary clock=1x,2x
   mimic trace train.trace.json
   mimic validate --preset a100
-  mimic bench-collectives --preset a100 -b 1K -e 64M -f 4 -g 8"""
+  mimic bench-collectives --preset a100 -b 1K -e 64M -f 4 -g 8
+  mimic demo --devices 4 --timing-only"""
 
 
 def _modules():

@@ -1,7 +1,8 @@
 """mimic demo: trains a small transformer language model with DistributedDataParallel on
 simulated devices, one process per rank (demo_worker.py), and reports where the simulated time
 went: progress per step, the loss falling, a time breakdown and the top kernels of the last
-steps, and the saved trace and timeline."""
+steps, and the saved trace and timeline. With --timing-only the ranks compute no values: the
+same simulated times, and no loss."""
 import json
 import os
 import socket
@@ -14,6 +15,7 @@ from . import compile_summary, presets_api
 from .common import PYTHON, UsageError, child_env, positive_int
 from .demo_config import RESULT_NAME, SIZES
 from .report import format_run_report, median
+from .run import format_timing_mode
 
 DEFAULT_STEPS = 30
 DEFAULT_RANKS = 2
@@ -48,6 +50,11 @@ def add_parser(subparsers):
                              "graphs; the report adds the fused kernels per graph and their "
                              "share of kernel time, and the kernel table names them by their "
                              "ops. Run without --compile for the eager figures to compare")
+    parser.add_argument("--timing-only", action="store_true",
+                        help="simulate without computing values (MIMIC_MODE=timing in every "
+                             "rank): the same simulated step times and breakdown as the full "
+                             "demo, for less host time and memory; the losses are not computed, "
+                             "so no loss is shown")
     return parser
 
 
@@ -68,6 +75,8 @@ def rank_env(args, rank, port):
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                WORLD_SIZE=str(args.devices))
     env.setdefault("MIMIC_FALLBACK", "silent")
+    if args.timing_only:
+        env["MIMIC_MODE"] = "timing"
     # The ranks share the cores: one kernel thread each (results and simulated time do not
     # depend on it).
     env["MIMIC_HOST_THREADS"] = "1"
@@ -147,7 +156,8 @@ def run(args):
     print(f"mimic demo: {SIZES[args.size].describe()} on "
           f"{plural(args.devices, 'simulated device')} (preset {args.preset}), DDP over the "
           f"mimic collectives, {plural(args.steps, 'step')}"
-          + (", compiled with torch_mimic.compile" if args.compile else ""), flush=True)
+          + (", compiled with torch_mimic.compile" if args.compile else "")
+          + (", timing only (no values computed)" if args.timing_only else ""), flush=True)
     started = time.monotonic()
     failed = wait_for_ranks(start_ranks(args, out_dir, result_path))
     if failed:
@@ -158,19 +168,30 @@ def run(args):
     return 0
 
 
-def format_demo_report(result, wall_s, result_path):
+def format_loss(result):
     steps = result["steps"]
     first, last = steps[0], steps[-1]
+    if "timing_mode" in result:
+        return ("Timing only: no values were computed, so there is no loss to show (the model "
+                "did not learn); the simulated step times are those of the full demo")
     trend = "fell" if last["loss"] < first["loss"] else "did NOT fall"
+    return (f"Loss {trend}: {first['loss']:.4f} at step {first['step']} -> {last['loss']:.4f} "
+            f"at step {last['step']} (a model that knew the language: about "
+            f"{result['loss_floor']:.3f})")
+
+
+def format_demo_report(result, wall_s, result_path):
+    steps = result["steps"]
     first_profiled, last_profiled = result["profiled_steps"]
-    lines = [f"Loss {trend}: {first['loss']:.4f} at step {first['step']} -> {last['loss']:.4f} "
-             f"at step {last['step']} (a model that knew the language: about "
-             f"{result['loss_floor']:.3f})",
+    lines = [format_loss(result),
              f"Wall time: {wall_s:.1f} s for {plural(len(steps), 'step')} on "
              f"{plural(result['devices'], 'rank')}",
              f"Profiled on rank 0: steps {first_profiled}-{last_profiled}"]
     text = "\n".join(lines) + "\n\n" + format_run_report(result) \
         + f"\nResult:   {result_path}  (losses and simulated step times, JSON)"
+    if "timing_mode" in result:
+        rank0_log = os.path.join(os.path.dirname(result_path), "rank0.log")
+        text += "\n\n" + format_timing_mode(result["timing_mode"], warnings_in=f"in {rank0_log}")
     if "compile" in result:
         text += "\n\n" + compile_summary.format_compile(result["compile"]) \
             + "\n" + format_compiled_steps(steps)

@@ -6,6 +6,8 @@ gradients over the mimic c10d backend. Rank 0 prints one progress line per step,
 last steps, saves the trace and timeline, and writes what demo.py reports as JSON. With
 --compile, DDP wraps torch_mimic.compile(model): the forward and backward run as the captured
 graphs' fused kernels, and DDP's gradient hooks fire on the original parameters as in eager.
+In timing-only mode (MIMIC_MODE=timing, `mimic demo --timing-only`) nothing is computed: the
+steps take the same simulated time, and no loss is recorded.
 """
 import argparse
 import contextlib
@@ -45,11 +47,20 @@ def save_profile(prof, out_dir):
                                                                           TIMELINE_NAME)))}
 
 
+def read_loss(loss, timing_only):
+    """The loss's value, or None in timing-only mode. Either way the read copies the loss to the
+    host and waits for the step, so that the step's simulated time is complete and the same in
+    both modes; timing mode's copy brings a placeholder, which is not shown."""
+    value = loss.item()
+    return None if timing_only else value
+
+
 def train(options, rank, world_size):
     import torch_mimic
     from torch.nn.parallel import DistributedDataParallel
 
     device = torch.device(torch_mimic.DEVICE_TYPE, 0)
+    timing_only = torch_mimic.simulation_mode() == "timing"
 
     dist.init_process_group("mimic", rank=rank, world_size=world_size,
                             timeout=RENDEZVOUS_TIMEOUT)
@@ -73,13 +84,14 @@ def train(options, rank, world_size):
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            value = loss.item()  # waits for the step: its simulated time is complete
+            value = read_loss(loss, timing_only)
             record = {"step": step + 1, "loss": value, "sim_ns": torch_mimic.sim_time() - sim0,
                       "wall_s": time.perf_counter() - wall0}
             steps.append(record)
             if rank == 0:
-                print("step %3d/%d  loss %.4f  sim %8.3f ms  wall %5.2f s  (total %5.1f s)"
-                      % (record["step"], options.steps, value, record["sim_ns"] / 1e6,
+                shown = "  n/a " if value is None else "%.4f" % value
+                print("step %3d/%d  loss %s  sim %8.3f ms  wall %5.2f s  (total %5.1f s)"
+                      % (record["step"], options.steps, shown, record["sim_ns"] / 1e6,
                          record["wall_s"], time.perf_counter() - started), flush=True)
     dist.barrier()
     dist.destroy_process_group()
@@ -94,6 +106,8 @@ def train(options, rank, world_size):
               **save_profile(prof, options.out),
               "size": options.size, "loss_floor": language.loss_floor(), "steps": steps,
               "profiled_steps": [first_profiled + 1, options.steps]}
+    if timing_only:
+        result["timing_mode"] = torch_mimic.timing_mode_report()
     if options.compile:
         reports = torch_mimic.compile_report()
         names = [report["name"] for report in reports]

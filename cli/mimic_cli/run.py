@@ -59,9 +59,10 @@ def add_parser(subparsers):
     return parser
 
 
-def format_timing_mode(report, top=10):
+def format_timing_mode(report, top=10, warnings_in="above"):
     """torch_mimic.timing_mode_report() as text: the totals, then the `top` most frequent
-    (kind, op, Python line) places that read placeholder zeros."""
+    (kind, op, Python line) places that read placeholder zeros; warnings_in: where the
+    process's warnings went."""
     lines = [f"timing only: {report['total_reads']} host reads of device data got placeholder "
              f"zeros ({report['total_bytes']} bytes, {len(report['reads'])} places)"]
     for read in report["reads"][:top]:
@@ -71,7 +72,8 @@ def format_timing_mode(report, top=10):
         lines.append(f"  ... and {len(report['reads']) - top} more places")
     if report["reads"]:
         lines.append("  A Python branch or an output size that depends on these values does not "
-                     "follow the real program (see the warnings above, one per place).")
+                     f"follow the real program (see the warnings {warnings_in}, one per "
+                     "place).")
     return "\n".join(lines)
 
 

@@ -59,6 +59,8 @@ def test_help_lists_the_subcommands():
     assert code == 0
     for name in ("devices", "presets", "run", "what-if", "trace"):
         assert name in out
+    # Timing-only mode is found from the top-level help, not only from `mimic run --help`.
+    assert "mimic run train.py --preset h100 --timing-only" in out
 
 
 def test_presets_lists_every_builtin_preset_with_its_peaks():

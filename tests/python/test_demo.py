@@ -75,6 +75,34 @@ def test_demo_is_deterministic(two_demo_runs):
         [m[:4] for m in PROGRESS_LINE.findall(second_out)]
 
 
+TIMING_PROGRESS_LINE = re.compile(r"^step +(\d+)/(\d+)  loss   n/a   sim +(\d+\.\d+) ms  wall",
+                                  re.MULTILINE)
+
+
+def test_demo_timing_only_gives_the_full_demos_step_times(tmp_path):
+    def demo(name, *flags):
+        done = mimic("demo", "--size", "tiny", "--steps", "2", "--preset", "default", "--out",
+                     str(tmp_path / name), *flags)
+        assert done.returncode == 0, done.stdout + done.stderr
+        with open(tmp_path / name / "demo-result.json") as f:
+            return done.stdout, json.load(f)
+
+    full_out, full = demo("full")
+    timing_out, timing = demo("timing", "--timing-only")
+    assert [s["sim_ns"] for s in timing["steps"]] == [s["sim_ns"] for s in full["steps"]]
+    assert [m[2] for m in TIMING_PROGRESS_LINE.findall(timing_out)] == \
+        [m[3] for m in PROGRESS_LINE.findall(full_out)]
+    assert timing["summary"]["breakdown"] == full["summary"]["breakdown"]
+    # The report says what the run was, and shows no loss: the values are placeholders.
+    assert "timing only (no values computed)" in timing_out.splitlines()[0]
+    assert "Timing only: no values were computed, so there is no loss to show" in timing_out
+    assert "Loss fell" not in timing_out and "Loss fell" in full_out
+    assert all(s["loss"] is None for s in timing["steps"])
+    assert timing["timing_mode"]["mode"] == "timing" and "timing_mode" not in full
+    assert f"see the warnings in {tmp_path / 'timing' / 'rank0.log'}, one per place" \
+        in timing_out
+
+
 @pytest.mark.parametrize("args, message", [
     (["demo", "--steps", "0"], "--steps"),
     (["demo", "--steps", "many"], "--steps"),
