@@ -40,7 +40,8 @@ from torch.nn.parallel import DistributedDataParallel
 import torch_mimic  # registers the device and the c10d backend "mimic"
 
 TIMEOUT = timedelta(minutes=5)
-BATCH_SEED = 1000  # batch (step, rank) is drawn with seed BATCH_SEED + step * world + rank
+BATCH_SEED = 1000  # rank r's batch is drawn with seed BATCH_SEED + r
+FEATURES = 8  # the target is the scaled sum of the first FEATURES inputs
 
 
 def parse_args():
@@ -64,11 +65,12 @@ def make_model(width, layers):
     return torch.nn.Sequential(*hidden, torch.nn.Linear(width, 1))
 
 
-def make_batch(step, rank, world, args):
-    """A regression task drawn on the CPU: a different shard for every rank and step."""
-    generator = torch.Generator().manual_seed(BATCH_SEED + step * world + rank)
+def make_batch(rank, args):
+    """A regression task drawn on the CPU, every rank its own shard, the same at every step (so
+    that a few steps show the loss fall)."""
+    generator = torch.Generator().manual_seed(BATCH_SEED + rank)
     inputs = torch.randn(args.batch, args.width, generator=generator)
-    return inputs, inputs[:, :8].sum(dim=1, keepdim=True)
+    return inputs, inputs[:, :FEATURES].sum(dim=1, keepdim=True) / FEATURES ** 0.5
 
 
 def collective_ns(trace):
@@ -77,14 +79,14 @@ def collective_ns(trace):
                if a["kind"] == "range" and a["name"].startswith("c10d "))
 
 
-def train(args, rank, world, device):
+def train(args, rank, device):
     model = DistributedDataParallel(make_model(args.width, args.layers).to(device))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
+    inputs, targets = make_batch(rank, args)
     steps, losses = [], []
     for step in range(args.steps):
         torch_mimic.synchronize()
         started = torch_mimic.sim_time()
-        inputs, targets = make_batch(step, rank, world, args)
         # Profiled for the simulated time of the step's collectives.
         with torch_mimic.profiler.profile() as prof:
             loss = F.mse_loss(model(inputs.to(device)), targets.to(device))
@@ -144,7 +146,7 @@ def main():
     # The step records travel to rank 0 on the host: in timing-only mode the device tensors
     # of the "mimic" group hold no values.
     host_group = dist.new_group(backend="gloo")
-    steps = train(args, rank, world, torch.device(torch_mimic.DEVICE_TYPE, 0))
+    steps = train(args, rank, torch.device(torch_mimic.DEVICE_TYPE, 0))
     print_rank(rank, steps)
     every_rank = [None] * world
     dist.all_gather_object(every_rank, steps, group=host_group)
