@@ -3,12 +3,15 @@ simulated H100s, one process per rank launched by torchrun, in timing-only mode.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/scale/study.py
         [--size 1.3b|7b|test] [--ranks 8] [--preset h100] [--micro-batch 4]
-        [--parallel ddp|zero] [--mode timing|full] [--link-scales 0.5,1,2]
+        [--parallel ddp|zero|tp] [--mode timing|full] [--link-scales 0.5,1,2]
 
 Each rank builds the decoder (examples/scale/decoder.py) in bfloat16 directly on its device,
 wraps it in DistributedDataParallel (25 MiB buckets, gradients all-reduced during the backward
 pass) and trains it with AdamW: `--parallel zero` shards AdamW's state over the ranks with
-ZeroRedundancyOptimizer. A warm-up step builds the kernels and fills the caching allocator; the
+ZeroRedundancyOptimizer; `--parallel tp` splits every block over the ranks instead
+(examples/scale/tensor_parallel.py: heads and MLP columns, two all-reduces per block each way),
+all ranks working on the same sequences. Every rank draws the same token ids (timing does not
+depend on them). A warm-up step builds the kernels and fills the caching allocator; the
 next step is profiled. Timing-only mode (MIMIC_MODE=timing) computes no values and moves no bulk
 bytes, so the weights (2.6 GB in bfloat16 per rank for 1.3B) and activations live in simulated
 address space only; the simulated times are those full mode would give.
@@ -66,7 +69,13 @@ def rank_worker(args):
     dist.init_process_group("mimic")
     rank = dist.get_rank()
     torch.manual_seed(0)
-    model = DistributedDataParallel(Decoder(size, device, torch.bfloat16), bucket_cap_mb=25)
+    if args.parallel == "tp":
+        from tensor_parallel import TensorParallelAttention, TensorParallelMLP
+
+        model = Decoder(size, device, torch.bfloat16, make_attention=TensorParallelAttention,
+                        make_mlp=TensorParallelMLP)
+    else:
+        model = DistributedDataParallel(Decoder(size, device, torch.bfloat16), bucket_cap_mb=25)
     if args.parallel == "zero":
         optimizer = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.AdamW,
                                             lr=1e-4)
@@ -159,7 +168,8 @@ def report(args, size, results, wall, memory_drop_kb):
     first = results[0]
     b = first["breakdown"]
     step_ns = first["step_ns"]
-    tokens = args.micro_batch * size.seq_len
+    # Tensor parallelism: every rank works on the same sequences, a share of each layer.
+    tokens = args.micro_batch * size.seq_len / (args.ranks if args.parallel == "tp" else 1)
     tokens_per_s = tokens / (step_ns * 1e-9)
     mfu = 3 * size.forward_flops_per_token() * tokens_per_s / (H100_BF16_DENSE_TFLOPS * 1e12)
     ends = [r["end_ns"] for r in results]
@@ -223,7 +233,7 @@ def main():
     parser.add_argument("--ranks", type=int, default=8)
     parser.add_argument("--preset", default="h100")
     parser.add_argument("--micro-batch", type=int, default=4, help="sequences per rank and step")
-    parser.add_argument("--parallel", default="ddp", choices=["ddp", "zero"])
+    parser.add_argument("--parallel", default="ddp", choices=["ddp", "zero", "tp"])
     parser.add_argument("--warmup", type=int, default=1, choices=[0, 1],
                         help="steps before the measured one (default 1: the measured step "
                              "then finds its kernels built and the allocator's blocks cached)")
