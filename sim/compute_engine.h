@@ -23,17 +23,13 @@
 #include "sim/exec/cost_model.h"
 #include "sim/exec/trace.h"
 #include "sim/flow_network.h"
+#include "sim/launch_work.h"
 #include "sim/timed_queue.h"
 
 namespace mimic::sim {
 
-struct WorkgroupWork {
-  std::shared_ptr<const exec::WorkgroupTrace> trace;
-  std::vector<exec::DmaRegion> dmaRegions;  // by token - 1
-};
-
 struct KernelLaunch {
-  std::vector<WorkgroupWork> workgroups;
+  LaunchWork workgroups;
   exec::KernelCounters counters;  // from functional execution
   uint64_t scratchpadBytes = 0;   // the most any workgroup touched: how many fit on a CU
   // Filled in by the timing model.

@@ -38,7 +38,8 @@ void ComputeUnit::start(KernelLaunch& launch, size_t index) {
   Slot& slot = slots_[s];
   const SimTime now = nowNs();
   slot.launch = &launch;
-  slot.work = &launch.workgroups[index];
+  slot.workgroup = index;
+  slot.trace = &launch.workgroups.trace(index);
   slot.pc = 0;
   slot.issue = static_cast<double>(now + engine_.config_.workgroupLaunchNs);
   slot.pipeDone[0] = slot.pipeDone[1] = slot.lastDmaDone = slot.issue;
@@ -53,7 +54,7 @@ void ComputeUnit::start(KernelLaunch& launch, size_t index) {
 void ComputeUnit::resume(int s) {
   using Kind = exec::TraceOp::Kind;
   Slot& slot = slots_[s];
-  const exec::WorkgroupTrace& ops = *slot.work->trace;
+  const exec::WorkgroupTrace& ops = *slot.trace;
   const double now = static_cast<double>(nowNs());
   for (; slot.pc < ops.size(); ++slot.pc) {
     const exec::TraceOp& op = ops[slot.pc];
@@ -124,7 +125,8 @@ void ComputeUnit::startDma(int s, const exec::TraceOp& op) {
   PendingDma& dma = slot.pending[op.token];
   dma.bytes = op.amount;
   SimTime latency = 0;
-  engine_.dmaPath(*slot.launch, dmaResource_, slot.work->dmaRegions[op.token - 1],
+  engine_.dmaPath(*slot.launch, dmaResource_,
+                  slot.launch->workgroups.region(slot.workgroup, op.token),
                   op.kind == exec::TraceOp::Kind::DmaStore, op.amount, &dma.path, &latency);
   // Two words fit std::function's own storage: no allocation per DMA.
   const uint64_t key = uint64_t(static_cast<uint32_t>(s)) << 32 | op.token;
@@ -154,7 +156,7 @@ void ComputeUnit::finish(int s) {
   Slot& slot = slots_[s];
   KernelLaunch& launch = *slot.launch;
   slot.launch = nullptr;
-  slot.work = nullptr;
+  slot.trace = nullptr;
   freeSlots_.push_back(s);
   ++stats_.workgroups;
   scratchpadInUse_ -= launch.scratchpadBytes;

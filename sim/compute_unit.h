@@ -40,7 +40,8 @@ class ComputeUnit {
   };
   struct Slot {
     KernelLaunch* launch = nullptr;
-    const WorkgroupWork* work = nullptr;
+    size_t workgroup = 0;  // of the launch
+    const exec::WorkgroupTrace* trace = nullptr;
     size_t pc = 0;
     double issue = 0;             // the issue clock, ns
     double pipeDone[2] = {0, 0};  // when its vector / matrix work is done

@@ -44,7 +44,6 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
   result.launch = std::make_shared<sim::KernelLaunch>();
   sim::KernelLaunch& launch = *result.launch;
   const uint64_t total = uint64_t(grid.x) * grid.y * grid.z;
-  launch.workgroups.reserve(std::min(total, kChunk));
   std::vector<exec::WorkgroupResult> chunk;
   bool serial = true;
   for (uint64_t first = 0; first < total && result.fault.kind == exec::FaultKind::None;
@@ -70,20 +69,14 @@ FunctionalResult executeKernel(const exec::Executor& executor, const isa::Functi
       result.accesses.insert(result.accesses.end(), wg.accesses.begin(), wg.accesses.end());
       executor.applyAtomics(wg.atomics);
       launch.scratchpadBytes = std::max(launch.scratchpadBytes, wg.scratchpadBytes);
-      // Workgroups of one kernel usually do identical work: share the trace. Their DMAs touch
-      // different bytes, so each keeps its own regions.
-      sim::WorkgroupWork work;
-      work.trace = !launch.workgroups.empty() && *launch.workgroups.back().trace == wg.trace
-                       ? launch.workgroups.back().trace
-                       : std::make_shared<const exec::WorkgroupTrace>(std::move(wg.trace));
-      work.dmaRegions = std::move(wg.dmaRegions);
-      launch.workgroups.push_back(std::move(work));
+      launch.workgroups.add(wg.trace, wg.dmaRegions);
       if (wg.fault.kind != exec::FaultKind::None) {
         result.fault = wg.fault;
         break;
       }
     }
   }
+  launch.workgroups.finish();
   return result;
 }
 

@@ -57,10 +57,9 @@ TEST(UnitStatsTest, ComputeUnitsCountWorkgroupsTheirTimeAndDmas) {
   const SystemConfig config = SystemConfig::load("tiny", "");
   Simulator sim(config);
   // Two workgroups: 1500 cycles of issue at 1.5 GHz (1 us), then one 4 KiB DMA each.
-  auto trace = std::make_shared<const exec::WorkgroupTrace>(
-      exec::WorkgroupTrace{{exec::TraceOp::Kind::Issue, isa::Pipe::Scalar, 0, 1500},
-                           {exec::TraceOp::Kind::DmaLoad, isa::Pipe::Dma, 1, 4096},
-                           {exec::TraceOp::Kind::Barrier, isa::Pipe::Scalar, 0, 0}});
+  const exec::WorkgroupTrace trace{{exec::TraceOp::Kind::Issue, isa::Pipe::Scalar, 0, 1500},
+                                   {exec::TraceOp::Kind::DmaLoad, isa::Pipe::Dma, 1, 4096},
+                                   {exec::TraceOp::Kind::Barrier, isa::Pipe::Scalar, 0, 0}};
   auto cmd = std::make_unique<Command>();
   cmd->kind = CommandKind::Kernel;
   cmd->launch = std::make_shared<KernelLaunch>();
@@ -69,7 +68,7 @@ TEST(UnitStatsTest, ComputeUnitsCountWorkgroupsTheirTimeAndDmas) {
   region.descriptor.count[0] = 1024;
   region.descriptor.hbmStride[0] = 4;
   const std::vector<exec::DmaRegion> regions(1, region);
-  cmd->launch->workgroups = {{trace, regions}, {trace, regions}};
+  for (int w = 0; w < 2; ++w) cmd->launch->workgroups.add(trace, regions);
   auto launch = cmd->launch;
   auto completion = cmd->completion;
   sim.submit(std::move(cmd));
