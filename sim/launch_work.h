@@ -1,6 +1,6 @@
 // What the workgroups of one kernel launch left for the timing model, kept compactly: a launch
 // waits in its device's queue from submission until the simulation reaches it, so a step's
-// worth of launches is held at once (in timing-only mode, most of the process's memory).
+// worth of launches is held at once (in timing-only mode, most of what a process grows by).
 //
 // Workgroups of one kernel mostly leave the same trace and DMA descriptors, and differ only in
 // the addresses their DMAs touch. So each distinct trace and descriptor list is stored once,
