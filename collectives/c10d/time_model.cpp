@@ -86,13 +86,16 @@ uint64_t collectiveNs(CollectiveKind kind, uint64_t bytes, const std::vector<int
 
 int globalDevice(int rank, int worldSize) {
   const mimicDeviceProperties props = systemProperties();
-  const int perNode = envInt("LOCAL_WORLD_SIZE", props.devicesPerNode);
-  const int node = rank / std::max(1, perNode), local = rank % std::max(1, perNode);
-  TORCH_CHECK(perNode <= props.devicesPerNode && node < props.nodes, "mimic: a group of ",
-              worldSize, " ranks (", perNode, " to a node) does not fit the simulated system of ",
+  // One launcher (a torchrun agent) with more ranks than a node has devices spans nodes.
+  const int perNode =
+      std::max(1, std::min(envInt("LOCAL_WORLD_SIZE", props.devicesPerNode), props.devicesPerNode));
+  const int node = rank / perNode, local = rank % perNode;
+  const int nodesNeeded = (worldSize + perNode - 1) / perNode;
+  TORCH_CHECK(node < props.nodes, "mimic: a group of ", worldSize, " ranks (", perNode,
+              " to a node) needs ", nodesNeeded, " node(s), and the simulated system has ",
               props.nodes, " node(s) of ", props.devicesPerNode, " devices (preset '", props.preset,
-              "'): set MIMIC_NUM_DEVICES to ", worldSize,
-              " or more, or pick a preset with more devices or nodes");
+              "'): set MIMIC_NUM_DEVICES to ", nodesNeeded * props.devicesPerNode,
+              " or more, or network.nodes in MIMIC_OVERRIDES, or pick a preset with more nodes");
   return node * props.devicesPerNode + local;
 }
 

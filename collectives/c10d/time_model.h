@@ -33,9 +33,10 @@ uint64_t collectiveNs(CollectiveKind kind, uint64_t bytes, const std::vector<int
 
 // Rank `rank`'s device in the whole simulated system. Every process simulates the whole system
 // and runs on one device of it; ranks are laid out node by node, as torchrun numbers them:
-// LOCAL_WORLD_SIZE ranks to a node (without it, the preset's devices per node), so rank r is
-// device (r / perNode) x devicesPerNode + r % perNode. Throws, naming MIMIC_NUM_DEVICES and
-// the preset, when the group does not fit in the system.
+// LOCAL_WORLD_SIZE ranks to a node (without it, or when a launcher has more ranks than a node
+// has devices, the preset's devices per node), so rank r is device (r / perNode) x
+// devicesPerNode + r % perNode. Throws, naming MIMIC_NUM_DEVICES and the preset, when the
+// group needs more nodes than the system has.
 int globalDevice(int rank, int worldSize);
 
 }  // namespace mimic::c10d

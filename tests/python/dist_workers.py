@@ -246,6 +246,19 @@ def multinode_allreduce(rank, size):
     a node: devices 0, 1, 8, 9): the all_reduce crosses the NICs, and takes the model's time for
     those devices, which is what the in-process communicator takes on them."""
     os.environ.update(MIMIC_PRESET="a100-4x8", MIMIC_NUM_DEVICES="32", LOCAL_WORLD_SIZE="2")
+    return _timed_allreduce(rank, size, two_nodes=[0, 1, 8, 9], one_node=[0, 1, 2, 3])
+
+
+def one_launcher_over_two_nodes(rank, size):
+    """4 ranks of one launcher (LOCAL_WORLD_SIZE 4, as torchrun --nproc_per_node 4 sets it) on
+    2 nodes of 2 devices: the ranks fill node 0, then node 1 (devices 0, 1 | 2, 3), so the
+    all_reduce crosses the NICs."""
+    os.environ.update(MIMIC_PRESET="a100-4x8", MIMIC_NUM_DEVICES="4",
+                      MIMIC_OVERRIDES="network.nodes=2", LOCAL_WORLD_SIZE="4")
+    return _timed_allreduce(rank, size, two_nodes=[0, 1, 2, 3], one_node=[0, 1])
+
+
+def _timed_allreduce(rank, size, two_nodes, one_node):
     import torch_mimic
 
     dev = _init(rank, size)
@@ -258,8 +271,8 @@ def multinode_allreduce(rank, size):
     done.record()
     done.synchronize()
     return {"arrived_to_done_ns": arrived.elapsed_time(done) * 1e6, "x0": x[0].item(),
-            "two_nodes_ns": _allreduce_model_ns(size, 4 << 20, [0, 1, 8, 9]),
-            "one_node_ns": _allreduce_model_ns(size, 4 << 20, [0, 1, 2, 3])}
+            "two_nodes_ns": _allreduce_model_ns(size, 4 << 20, two_nodes),
+            "one_node_ns": _allreduce_model_ns(len(one_node), 4 << 20, one_node)}
 
 
 def too_many_ranks(rank, size):

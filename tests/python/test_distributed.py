@@ -65,6 +65,16 @@ def test_ranks_on_two_nodes_cross_the_network(tmp_path):
         assert r["two_nodes_ns"] - 2 <= r["arrived_to_done_ns"] <= r["two_nodes_ns"] + 5_000
 
 
+def test_one_launcher_with_more_ranks_than_a_node_spans_nodes(tmp_path):
+    """torchrun --nproc_per_node 4 on 2 simulated nodes of 2 devices (one agent, as on a machine
+    standing in for two): ranks 2 and 3 are on the second node."""
+    results = values(run_ranks(dist_workers.one_launcher_over_two_nodes, 4, tmp_path))
+    assert [r["x0"] for r in results] == [4.0] * 4
+    for r in results:
+        assert r["two_nodes_ns"] > 1.5 * r["one_node_ns"]
+        assert r["two_nodes_ns"] - 2 <= r["arrived_to_done_ns"] <= r["two_nodes_ns"] + 5_000
+
+
 def test_a_group_larger_than_the_system_is_named(tmp_path):
     """Rank 2 has no device in a system of 2: it says why, the others name it."""
     errors = values(run_ranks(dist_workers.too_many_ranks, 3, tmp_path))
