@@ -1,7 +1,9 @@
 // mimicCollectiveGetPlan, mimicCollectiveLaunch: the driver's side of a collective. The data
 // moves at launch (collective_data.h); sim/collective decides the algorithm and the time. In
-// timing-only mode no byte of the buffers is read or written (their pages are never committed);
-// the checks, the plan and the commands are the same, so the times are too.
+// timing-only mode a call whose buffers on a rank exceed kTimingModeMovedBytes
+// (timing_mode_transfers.h) reads and writes no byte of them (their pages are never committed);
+// a smaller one, control data, moves its bytes. The checks, the plan and the commands are the
+// same either way, so the times are too.
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -13,6 +15,7 @@
 #include "sim/collective/protocol.h"
 #include "sim/collective/runner.h"
 #include "sim/device.h"
+#include "timing_mode_transfers.h"
 
 using namespace mimic::driver;
 namespace coll = mimic::sim::coll;
@@ -169,7 +172,9 @@ mimicResult mimicCollectiveLaunch(const mimicCollectiveDesc* desc, const void* c
       recvViews[r] = viewOf(rt, device, recvs[r], writes ? recvBytes : 0, true, rank + "recv");
     }
     const coll::Choice choice = choose(rt, request);
-    if (!rt.config().timingOnly) applyCollective(*desc, sendViews, recvViews);
+    if (movesBytes(rt.config().timingOnly, sendBytes + recvBytes)) {
+      applyCollective(*desc, sendViews, recvViews);
+    }
     auto rendezvous = std::make_shared<coll::CollectiveRendezvous>();
     rendezvous->plan = choice.plan;
     rendezvous->expected = n;

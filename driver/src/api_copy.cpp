@@ -2,7 +2,7 @@
 //
 // The bytes move when the command is submitted (functional order is submission order, see
 // DESIGN.md); the simulation then decides when the copy starts and ends. In timing-only mode
-// only small copies and fills move bytes (kTimingModeMovedBytes); a larger copy into host
+// only small copies and fills move bytes (timing_mode_transfers.h); a larger copy into host
 // memory writes zeros there, and every copy into host memory is counted as a placeholder; the
 // commands are the same, so the times are too.
 #include <cstring>
@@ -10,6 +10,7 @@
 #include "call_recorder.h"
 #include "runtime.h"
 #include "sim/device.h"
+#include "timing_mode_transfers.h"
 
 using namespace mimic::driver;
 using mimic::sim::Command;
@@ -91,20 +92,8 @@ void checkQueueDevice(const QueueState& q, const Endpoint& dst, const Endpoint& 
                                      ", which holds neither side of the copy");
 }
 
-// In timing-only mode, copies and fills up to this size still move their bytes. They carry
-// the host's own control data (indices, sizes, flags), which programs send to the device and
-// read back to decide what to do next: DDP sends its gradient buckets' order through a device
-// tensor and builds its buckets from what comes back. Bulk data (weights, activations) is far
-// larger, so the memory committed stays small. Kernels still compute nothing: memory that a
-// kernel would have written holds whatever bytes were there before.
-constexpr size_t kTimingModeMovedBytes = 64 * 1024;
-
-bool movesBytes(const Runtime& rt, size_t bytes) {
-  return !rt.config().timingOnly || bytes <= kTimingModeMovedBytes;
-}
-
 void moveBytes(Runtime& rt, const Endpoint& dst, const Endpoint& src, size_t bytes) {
-  if (movesBytes(rt, bytes) || (dst.device < 0 && src.device < 0)) {
+  if (movesBytes(rt.config().timingOnly, bytes) || (dst.device < 0 && src.device < 0)) {
     std::memmove(dst.bytes, src.bytes, bytes);
   } else if (dst.device < 0) {
     std::memset(dst.bytes, 0, bytes);
@@ -224,7 +213,7 @@ mimicResult mimicMemsetAsync(void* dptr, int value, size_t bytes, mimicQueue que
                                                 std::to_string(q->device) + ", dptr to device " +
                                                 std::to_string(target.device));
            }
-           if (movesBytes(rt, bytes)) std::memset(target.bytes, value, bytes);
+           if (movesBytes(rt.config().timingOnly, bytes)) std::memset(target.bytes, value, bytes);
            auto cmd = std::make_unique<Command>();
            cmd->kind = CommandKind::Transfer;
            cmd->transfer = TransferKind::Fill;

@@ -1,6 +1,7 @@
 // Collectives in timing-only mode (MIMIC_MODE=timing): the same algorithm, protocol and simulated
 // start and end of every collective as in full mode, the same argument checks and mismatch
-// codes, and no byte of any buffer read or written (nor a staging copy made). Each mode needs a
+// codes, and no byte of a bulk call's buffers read or written (nor a staging copy made), while a
+// small call (control data) moves its bytes as in full mode. Each mode needs a
 // simulation of its own, so every run happens in a child process (driver_helpers.h's
 // runInChild); a child's first number says whether its own checks all passed.
 #include <algorithm>
@@ -109,14 +110,12 @@ TEST(CollectivesTimingMode, SameSimulatedTimesAsFullModeAcrossTwoNodes) {
 }
 
 // Every buffer of 4 ranks starts with a pattern written through the host view; after each kind
-// of collective (in place and not), returns whether every byte of every buffer still holds it,
-// then the resident set's growth over an AllReduce of 2 x 256 MiB, which a staging copy or a
-// touched page would commit.
-Numbers patternKept() {
+// of collective (in place and not) of `count` elements per rank, records whether every byte of
+// every buffer still holds it, and a hash of all of them.
+Numbers patternAfter(size_t count) {
   if (mimicInitWithPreset(0, "tiny", "system.num_devices=4") != MIMIC_SUCCESS) return {};
   Numbers out{0};
   constexpr int n = 4;
-  constexpr size_t count = 4096;
   Clique q(n);
   for (Kind kind : kKinds) {
     for (bool inPlace : {false, true}) {
@@ -143,11 +142,13 @@ Numbers patternKept() {
       q.synchronize();
       // Recomputed in the same order as written: rank, then send before receive.
       bool kept = true;
+      uint64_t hash = 1469598103934665603u;  // FNV-1a
       size_t v = 0;
       for (int r = 0; r < n; ++r) {
         for (int buffer = 0; buffer < (inPlace ? 1 : 2); ++buffer, ++v) {
-          for (size_t i = 0; i < bytes && kept; ++i) {
-            kept = views[v][i] == uint8_t(i * 7 + r * 13 + v);
+          for (size_t i = 0; i < bytes; ++i) {
+            kept = kept && views[v][i] == uint8_t(i * 7 + r * 13 + v);
+            hash = (hash ^ views[v][i]) * 1099511628211u;
           }
         }
         EXPECT_EQ(mimicMemFree(sends[r]), MIMIC_SUCCESS);
@@ -155,22 +156,48 @@ Numbers patternKept() {
           EXPECT_EQ(mimicMemFree(recvs[r]), MIMIC_SUCCESS);
         }
       }
-      out.push_back(kept);
+      out.insert(out.end(), {uint64_t(kept), hash});
     }
   }
   out[0] = ::testing::Test::HasFailure() ? 0 : 1;
   return out;
 }
 
-TEST(CollectivesTimingMode, NoBufferByteIsReadOrWritten) {
-  const Numbers timing = runInChild(patternKept, "MIMIC_MODE", "timing");
-  ASSERT_EQ(timing.size(), 12u);
+// Whether each case kept its pattern (patternAfter's flags without the hashes).
+std::vector<bool> keptFlags(const Numbers& after) {
+  std::vector<bool> kept;
+  for (size_t i = 1; i < after.size(); i += 2) kept.push_back(after[i] == 1);
+  return kept;
+}
+
+constexpr size_t kCases = 11;
+
+// 128 KiB per rank and buffer at least: above what timing mode moves (timing_mode_transfers.h).
+Numbers bulkPattern() {
+  return patternAfter(32 * 1024);
+}
+// 1 KiB per rank and buffer: control data, which timing mode moves.
+Numbers smallPattern() {
+  return patternAfter(256);
+}
+
+TEST(CollectivesTimingMode, NoByteOfABulkCollectiveIsReadOrWritten) {
+  const Numbers timing = runInChild(bulkPattern, "MIMIC_MODE", "timing");
+  ASSERT_EQ(timing.size(), 1 + 2 * kCases);
   EXPECT_EQ(timing[0], 1u) << "the child's own checks failed";
-  for (size_t i = 1; i < timing.size(); ++i) EXPECT_EQ(timing[i], 1u) << "case " << i;
+  EXPECT_EQ(keptFlags(timing), std::vector<bool>(kCases, true));
   // The same program in full mode writes every receive buffer: the check can fail.
-  const Numbers full = runInChild(patternKept, "MIMIC_MODE", "full");
-  ASSERT_EQ(full.size(), 12u);
-  for (size_t i = 1; i < full.size(); ++i) EXPECT_EQ(full[i], 0u) << "case " << i;
+  const Numbers full = runInChild(bulkPattern, "MIMIC_MODE", "full");
+  ASSERT_EQ(full.size(), 1 + 2 * kCases);
+  EXPECT_EQ(keptFlags(full), std::vector<bool>(kCases, false));
+}
+
+TEST(CollectivesTimingMode, SmallCollectivesMoveTheirBytesAsInFullMode) {
+  const Numbers timing = runInChild(smallPattern, "MIMIC_MODE", "timing");
+  ASSERT_EQ(timing.size(), 1 + 2 * kCases);
+  EXPECT_EQ(timing[0], 1u) << "the child's own checks failed";
+  EXPECT_EQ(keptFlags(timing), std::vector<bool>(kCases, false));
+  EXPECT_EQ(timing, runInChild(smallPattern, "MIMIC_MODE", "full"));
 }
 
 // An AllReduce, an AllGather and a ReduceScatter of 256 MiB per rank on 2 devices of the default
