@@ -47,6 +47,9 @@ struct Call {
   std::vector<int64_t> inputSplits, outputSplits;  // all-to-all
   std::string error;
   uint64_t bytes = 0;  // for the time model
+  // This rank's input and output bytes; agree() makes it the largest of any rank's, so that every
+  // rank decides alike whether timing-only mode moves the call's bytes.
+  uint64_t bufferBytes = 0;
   uint64_t sequence = 0;
   uint64_t endNs = 0;  // when the collective ends in simulated time, as the ranks agreed
 };

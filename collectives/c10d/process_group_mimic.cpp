@@ -15,6 +15,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "driver/src/timing_mode_transfers.h"
 #include "torch_backend/src/device_runtime.h"
 
 namespace mimic::c10d {
@@ -377,9 +378,9 @@ void ProcessGroupMimic::agree(Call& call) {
   store_->set("mimic/progress/" + std::to_string(getRank()),
               std::vector<uint8_t>(progress.begin(), progress.end()));
   // name, dtype, numel, root, reduce op, error flag, arrival, bytes, link slow-down in parts per
-  // million, device of the whole system, then all-to-all splits.
+  // million, device of the whole system, buffer bytes, then all-to-all splits.
   constexpr int64_t kPartsPerMillion = 1000000;
-  constexpr int kSplits = 10;
+  constexpr int kSplits = 11;
   const int64_t fields = kSplits + 2 * int64_t(size);
   // Where this rank sits in the simulated system; a group that does not fit is this rank's
   // error, shared like a bad argument so that every rank fails instead of waiting.
@@ -401,6 +402,7 @@ void ProcessGroupMimic::agree(Call& call) {
   m[7] = int64_t(call.bytes);
   m[8] = std::llround(linkSlowdown() * kPartsPerMillion);
   m[9] = device;
+  m[10] = int64_t(call.bufferBytes);
   for (size_t i = 0; i < call.inputSplits.size() && int(i) < size; ++i) {
     m[kSplits + i] = call.inputSplits[i];
   }
@@ -457,6 +459,7 @@ void ProcessGroupMimic::agree(Call& call) {
     bytes = std::max(bytes, uint64_t(field(r, 7)));
     sameLinks = sameLinks && field(r, 8) == field(0, 8);
     devices.push_back(int(field(r, 9)));
+    call.bufferBytes = std::max(call.bufferBytes, uint64_t(field(r, 10)));
   }
   uint64_t modelled = modelNs(call, bytes, devices);
   if (!sameLinks) {
@@ -468,6 +471,10 @@ void ProcessGroupMimic::agree(Call& call) {
     modelled = uint64_t(estimates.max().item<int64_t>());
   }
   call.endNs = lastArrival + modelled;
+}
+
+bool ProcessGroupMimic::movesData(const Call& call, bool hasBytes) const {
+  return hasBytes && driver::movesBytes(timingOnly_, call.bufferBytes);
 }
 
 c10::intrusive_ptr<Work> ProcessGroupMimic::finish(Call& call, std::vector<at::Tensor> outputs,

@@ -19,9 +19,11 @@
 //   collective, while work queued meanwhile overlaps with it.
 // Point to point: send and recv move their bytes with Gloo's send/recv; the sender leaves its
 // arrival time in the store for the receiver, whose timed part is queued when it waits.
-// Timing-only mode (MIMIC_MODE=timing): the same arrival, agreement and timed part, and no data:
-// no host view is made (so no device page is committed), no staging copy, no Gloo transfer of
-// tensor bytes. The agreed end, and so every simulated time, is the same as in full mode.
+// Timing-only mode (MIMIC_MODE=timing): the same arrival, agreement and timed part, and no bulk
+// data: a call whose buffers on some rank exceed the driver's limit for control data
+// (driver/src/timing_mode_transfers.h) makes no host view (so no device page is committed), no
+// staging copy and no Gloo transfer of tensor bytes; a smaller one moves its bytes as in full
+// mode. The agreed end, and so every simulated time, is the same as in full mode.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -49,7 +51,7 @@ class ProcessGroupMimic : public ::c10d::ProcessGroup {
   ~ProcessGroupMimic() override;
 
   const std::string getBackendName() const override { return "mimic"; }
-  // Timing-only mode: the collectives move no data (see above).
+  // Timing-only mode: the collectives move no bulk data (see above).
   bool timingOnly() const { return timingOnly_; }
 
   c10::intrusive_ptr<::c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
@@ -110,8 +112,9 @@ class ProcessGroupMimic : public ::c10d::ProcessGroup {
   // group has one rank).
   uint64_t arrive(int device);
   void checkPeer(Call& call, int peer, const char* role);
-  // Whether a call with bytes to move (`hasBytes`) moves them: never in timing-only mode.
-  bool movesData(bool hasBytes) const { return hasBytes && !timingOnly_; }
+  // Whether an agreed call with bytes to move (`hasBytes`) moves them: in timing-only mode only
+  // when its buffers are small (see above).
+  bool movesData(const Call& call, bool hasBytes) const;
   void allreduceStaging(const Call& call, std::vector<at::Tensor>& staging);
   // The collective model's time for the call moving `bytes` among `devices` (time_model.h).
   uint64_t modelNs(const Call& call, uint64_t bytes, const std::vector<int>& devices);

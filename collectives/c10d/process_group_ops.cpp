@@ -1,5 +1,5 @@
 // The collectives of ProcessGroupMimic: check the arguments, agree, move the bytes between host
-// views with Gloo (not in timing-only mode: movesData), and queue the timed part
+// views with Gloo (in timing-only mode only a small call's: movesData), and queue the timed part
 // (process_group_mimic.cpp).
 //
 // Gloo (in PyTorch 1.13) lacks reduce_scatter and _allgather_base: reduce_scatter is an
@@ -136,10 +136,10 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::allreduce(std::vector<at::Tensor>& t
   setReduceOp(call, opts.reduceOp);
   if (call.error.empty()) {
     call.numel = tensors[0].numel();
-    call.bytes = tensors[0].nbytes();
+    call.bytes = call.bufferBytes = tensors[0].nbytes();
   }
   agree(call);
-  if (movesData(call.numel > 0)) {
+  if (movesData(call, call.numel > 0)) {
     std::vector<at::Tensor> views = hostViews(tensors);
     reduceWithGloo(call, views, getSize(), [&](std::vector<at::Tensor>& gloo, ReduceOp op) {
       ::c10d::AllreduceOptions opts;
@@ -159,10 +159,10 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::allreduce_coalesced(
   setReduceOp(call, opts.reduceOp);
   if (call.error.empty()) {
     call.numel = numelOf(tensors);
-    call.bytes = bytesOf(tensors);
+    call.bytes = call.bufferBytes = bytesOf(tensors);
   }
   agree(call);
-  if (movesData(call.numel > 0)) {
+  if (movesData(call, call.numel > 0)) {
     std::vector<at::Tensor> views = hostViews(tensors);
     reduceWithGloo(call, views, getSize(), [&](std::vector<at::Tensor>& gloo, ReduceOp op) {
       ::c10d::AllreduceCoalescedOptions opts;
@@ -180,10 +180,10 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::broadcast(std::vector<at::Tensor>& t
   setRoot(call, opts.rootRank, getSize());
   if (call.error.empty()) {
     call.numel = tensors[0].numel();
-    call.bytes = tensors[0].nbytes();
+    call.bytes = call.bufferBytes = tensors[0].nbytes();
   }
   agree(call);
-  if (movesData(call.numel > 0)) {
+  if (movesData(call, call.numel > 0)) {
     std::vector<at::Tensor> views = hostViews(tensors);
     ::c10d::BroadcastOptions gloo;
     gloo.rootRank = call.root;
@@ -200,10 +200,10 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::reduce(std::vector<at::Tensor>& tens
   setReduceOp(call, opts.reduceOp);
   if (call.error.empty()) {
     call.numel = tensors[0].numel();
-    call.bytes = tensors[0].nbytes();
+    call.bytes = call.bufferBytes = tensors[0].nbytes();
   }
   agree(call);
-  if (movesData(call.numel > 0)) {
+  if (movesData(call, call.numel > 0)) {
     // Only the root's buffer is written: the others reduce from a copy.
     const bool root = getRank() == call.root;
     std::vector<at::Tensor> views = hostViews(tensors);
@@ -229,9 +229,10 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::allgather(std::vector<std::vector<at
     requireNumel(call, outputs[0], inputs[0].numel(), "output_tensor_list");
     call.numel = inputs[0].numel();
     call.bytes = inputs[0].nbytes() * getSize();
+    call.bufferBytes = inputs[0].nbytes() + bytesOf(outputs[0]);
   }
   agree(call);
-  if (movesData(call.numel > 0)) {
+  if (movesData(call, call.numel > 0)) {
     std::vector<std::vector<at::Tensor>> outViews{hostViews(outputs[0])};
     std::vector<at::Tensor> inViews = hostViews(inputs);
     runData(call, data_->allgather(outViews, inViews, {}));
@@ -252,9 +253,10 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::_allgather_base(at::Tensor& output, 
   if (call.error.empty()) {
     call.numel = input.numel();
     call.bytes = output.nbytes();
+    call.bufferBytes = input.nbytes() + output.nbytes();
   }
   agree(call);
-  if (movesData(call.numel > 0)) {
+  if (movesData(call, call.numel > 0)) {
     std::vector<std::vector<at::Tensor>> slices{
         hostView(output).reshape({getSize(), call.numel}).unbind(0)};
     std::vector<at::Tensor> inViews{hostView(input).reshape({call.numel})};
@@ -287,11 +289,13 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::allgather_coalesced(
   if (call.error.empty()) {
     call.numel = numelOf(inputs);
     call.bytes = bytesOf(inputs) * getSize();
+    call.bufferBytes = bytesOf(inputs);
+    for (const auto& list : outputs) call.bufferBytes += bytesOf(list);
   }
   agree(call);
   std::vector<at::Tensor> flat;
   for (auto& list : outputs) flat.insert(flat.end(), list.begin(), list.end());
-  if (movesData(call.numel > 0)) {
+  if (movesData(call, call.numel > 0)) {
     std::vector<std::vector<at::Tensor>> outViews;
     for (auto& list : outputs) outViews.push_back(hostViews(list));
     std::vector<at::Tensor> inViews = hostViews(inputs);
@@ -311,10 +315,11 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::gather(std::vector<std::vector<at::T
     checkRootList(call, outputs, root, inputs[0].numel(), getSize(), "gather_list");
     call.numel = inputs[0].numel();
     call.bytes = inputs[0].nbytes() * getSize();
+    call.bufferBytes = inputs[0].nbytes() + (root ? bytesOf(outputs[0]) : 0);
   }
   agree(call);
   std::vector<at::Tensor> results = root ? outputs[0] : std::vector<at::Tensor>{};
-  if (movesData(call.numel > 0)) {
+  if (movesData(call, call.numel > 0)) {
     std::vector<std::vector<at::Tensor>> outViews;
     if (root) outViews.push_back(hostViews(outputs[0]));
     std::vector<at::Tensor> inViews = hostViews(inputs);
@@ -336,9 +341,10 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::scatter(std::vector<at::Tensor>& out
     checkRootList(call, inputs, root, outputs[0].numel(), getSize(), "scatter_list");
     call.numel = outputs[0].numel();
     call.bytes = outputs[0].nbytes() * getSize();
+    call.bufferBytes = outputs[0].nbytes() + (root ? bytesOf(inputs[0]) : 0);
   }
   agree(call);
-  if (movesData(call.numel > 0)) {
+  if (movesData(call, call.numel > 0)) {
     std::vector<at::Tensor> outViews = hostViews(outputs);
     std::vector<std::vector<at::Tensor>> inViews;
     if (root) inViews.push_back(hostViews(inputs[0]));
@@ -371,9 +377,10 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::reduce_scatter(
     requireNumel(call, inputs[0], outputs[0].numel(), "input_list");
     call.numel = outputs[0].numel();
     call.bytes = outputs[0].nbytes() * getSize();
+    call.bufferBytes = outputs[0].nbytes() + bytesOf(inputs[0]);
   }
   agree(call);
-  if (movesData(call.numel > 0)) {
+  if (movesData(call, call.numel > 0)) {
     std::vector<at::Tensor> flat;
     for (const at::Tensor& view : hostViews(inputs[0])) flat.push_back(view.reshape({-1}));
     std::vector<at::Tensor> staging{at::cat(flat)};
@@ -399,9 +406,10 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::_reduce_scatter_base(
   if (call.error.empty()) {
     call.numel = output.numel();
     call.bytes = input.nbytes();
+    call.bufferBytes = input.nbytes() + output.nbytes();
   }
   agree(call);
-  if (movesData(call.numel > 0)) {
+  if (movesData(call, call.numel > 0)) {
     std::vector<at::Tensor> staging{hostView(input).reshape({-1}).clone()};
     allreduceStaging(call, staging);
     at::Tensor mine = hostView(output);
@@ -427,9 +435,10 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::alltoall_base(at::Tensor& output, at
     }
     call.numel = rowOf(input);
     call.bytes = std::max(input.nbytes(), output.nbytes());
+    call.bufferBytes = input.nbytes() + output.nbytes();
   }
   agree(call);
-  if (movesData(input.numel() > 0 || output.numel() > 0)) {
+  if (movesData(call, input.numel() > 0 || output.numel() > 0)) {
     at::Tensor outView = hostView(output);
     at::Tensor inView = hostView(input);
     runData(call, data_->alltoall_base(outView, inView, outputSplits, inputSplits, {}));
@@ -447,9 +456,10 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::alltoall(std::vector<at::Tensor>& ou
     for (const at::Tensor& t : inputs) call.inputSplits.push_back(t.numel());
     for (const at::Tensor& t : outputs) call.outputSplits.push_back(t.numel());
     call.bytes = std::max(bytesOf(inputs), bytesOf(outputs));
+    call.bufferBytes = bytesOf(inputs) + bytesOf(outputs);
   }
   agree(call);
-  if (movesData(numelOf(inputs) > 0 || numelOf(outputs) > 0)) {
+  if (movesData(call, numelOf(inputs) > 0 || numelOf(outputs) > 0)) {
     std::vector<at::Tensor> flat;
     for (const at::Tensor& view : hostViews(inputs)) flat.push_back(view.reshape({-1}));
     at::Tensor sent = at::cat(flat);
@@ -478,7 +488,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::send(std::vector<at::Tensor>& tensor
   checkPeer(call, dstRank, "destination");
   call.sequence = ++sendSequence_[{dstRank, tag}];
   TORCH_CHECK(call.error.empty(), prefix(call, getRank(), getSize()), call.error);
-  call.bytes = tensors[0].nbytes();
+  call.bytes = call.bufferBytes = tensors[0].nbytes();
   const uint64_t arrivalNs = arrive(call.device);
   call.endNs =
       arrivalNs + modelNs(call, call.bytes,
@@ -487,7 +497,7 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::send(std::vector<at::Tensor>& tensor
   store_->set(peerKey(getRank(), dstRank, tag, call.sequence),
               std::vector<uint8_t>(sentAt.begin(), sentAt.end()));
   std::function<void()> deferred;
-  if (movesData(tensors[0].numel() > 0)) {
+  if (movesData(call, tensors[0].numel() > 0)) {
     // A snapshot: the caller may overwrite the tensor before the peer has received it.
     std::vector<at::Tensor> staging{hostView(tensors[0]).clone()};
     auto transfer = data_->send(staging, dstRank, tag);
@@ -514,11 +524,11 @@ c10::intrusive_ptr<Work> ProcessGroupMimic::recv(std::vector<at::Tensor>& tensor
   checkPeer(call, srcRank, "source");
   call.sequence = ++recvSequence_[{srcRank, tag}];
   TORCH_CHECK(call.error.empty(), prefix(call, getRank(), getSize()), call.error);
-  call.bytes = tensors[0].nbytes();
+  call.bytes = call.bufferBytes = tensors[0].nbytes();
   at::Tensor destination = tensors[0];
   std::vector<at::Tensor> staging;
   c10::intrusive_ptr<Work> transfer;
-  if (movesData(destination.numel() > 0)) {
+  if (movesData(call, destination.numel() > 0)) {
     staging.push_back(at::empty(destination.sizes(), destination.options().device(at::kCPU).dtype(
                                                          glooType(destination.scalar_type()))));
     transfer = data_->recv(staging, srcRank, tag);
