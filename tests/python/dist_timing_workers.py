@@ -31,9 +31,14 @@ def _host_view(tensor):
     return torch.frombuffer(buffer, dtype=torch.uint8)
 
 
-def _buffers(rank, size, dev):
-    """The tensors of every kind of collective of the backend (a call's input first)."""
-    n = 4096
+# Elements per tensor: bulk calls move nothing in timing mode; small ones are control data, which
+# timing mode moves (driver/src/timing_mode_transfers.h: up to 64 KiB of a call's tensors).
+BULK, SMALL = 32 * 1024, 256
+
+
+def _buffers(rank, size, dev, n):
+    """The tensors of every kind of collective of the backend (a call's input first), of n
+    elements each (n x size for a whole group's)."""
 
     def ones(count=n):
         return torch.ones(count, device=dev)
@@ -87,7 +92,7 @@ def _collective_times(rank, size, dev):
 
     a = torch.ones(64, 64, device=dev)
     times = {}
-    for name, tensors in _buffers(rank, size, dev).items():
+    for name, tensors in _buffers(rank, size, dev, BULK).items():
         for _ in range(1 + rank):
             a = a @ a / 64
         _call(name, rank, size, tensors)
@@ -96,13 +101,13 @@ def _collective_times(rank, size, dev):
     return times
 
 
-def _changed_buffers(rank, size, dev):
-    """Each collective's buffers start with a per-rank pattern written through the host view;
-    returns the names of the collectives after which they no longer hold it."""
+def _changed_buffers(rank, size, dev, n):
+    """Each collective's buffers of n elements start with a per-rank pattern written through the
+    host view; returns, per collective after which they no longer hold it, their bytes' sum."""
     import torch_mimic
 
-    changed = []
-    for name, tensors in _buffers(rank, size, dev).items():
+    changed = {}
+    for name, tensors in _buffers(rank, size, dev, n).items():
         torch_mimic.synchronize()  # the fills of the inputs are done before the pattern
         views = [_host_view(t) for t in tensors]
         for i, view in enumerate(views):
@@ -111,7 +116,7 @@ def _changed_buffers(rank, size, dev):
         _call(name, rank, size, tensors)
         torch_mimic.synchronize()
         if any(not torch.equal(view, want) for view, want in zip(views, expected)):
-            changed.append(name)
+            changed[name] = sum(int(view.sum()) for view in views)
     return changed
 
 
@@ -161,23 +166,29 @@ def _ddp_steps(dev, steps=3):
 
 
 def _ddp_different_models(rank, dev):
-    """DDP's check that the ranks' parameters agree, with rank 1's layers wider or more."""
+    """DDP's check that the ranks' parameters agree (PyTorch's own), with rank 1's layers more or
+    wider. Every rank compares the parameters' counts; only rank 1 compares its shapes with rank
+    0's and finds the wider layer, and then calls a barrier, which rank 0's DDP, broadcasting
+    its parameters meanwhile, finds mismatched."""
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    width = 8 + rank
-    same_count = torch.nn.Sequential(torch.nn.Linear(4, width), torch.nn.Linear(width, 2))
     more = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(1 + rank)])
-    return {"shape": _error_of(lambda: DDP(same_count.to(dev))),
-            "count": _error_of(lambda: DDP(more.to(dev)))}
+    width = 8 + rank
+    wider = torch.nn.Sequential(torch.nn.Linear(4, width), torch.nn.Linear(width, 2))
+    errors = {"count": _error_of(lambda: DDP(more.to(dev))),
+              "shape": _error_of(lambda: DDP(wider.to(dev)))}
+    if rank != 0:
+        errors["barrier"] = _error_of(dist.barrier)
+    return errors
 
 
 def every_check(rank, size, mode):
-    """All of the above in one group (each rank process costs seconds to start): in timing mode
-    also DDP's parameter check with models that differ (in full mode it is PyTorch's own)."""
+    """All of the above in one group (each rank process costs seconds to start)."""
     _mode(mode)
     dev = _init(rank, size)
     return {"times": _collective_times(rank, size, dev),
-            "changed": _changed_buffers(rank, size, dev),
+            "changed": {"bulk": _changed_buffers(rank, size, dev, BULK),
+                        "small": _changed_buffers(rank, size, dev, SMALL)},
             "errors": _bad_inputs(rank, size, dev),
             "ddp_ns": _ddp_steps(dev),
-            "ddp_errors": _ddp_different_models(rank, dev) if mode == "timing" else None}
+            "ddp_errors": _ddp_different_models(rank, dev)}

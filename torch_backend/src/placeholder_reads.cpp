@@ -19,6 +19,9 @@ std::atomic<PlaceholderReadHook> hook{nullptr};
 
 thread_local const char* scopeOp = "aten::_copy_from";
 thread_local PlaceholderReadKind scopeKind = PlaceholderReadKind::Copy;
+// The caller vouches that this thread's host reads are of control data, which timing mode moves
+// (driver/src/timing_mode_transfers.h): they get the driver's bytes and are no placeholders.
+thread_local bool controlDataReads = false;
 
 // -1: not asked yet; else the mimicSimulationMode.
 std::atomic<int> cachedMode{-1};
@@ -30,6 +33,13 @@ std::string simulationModeName() {
 // The address of a ctypes function (0 removes the hook, as the interpreter's exit does).
 void setHook(int64_t address) {
   hook = reinterpret_cast<PlaceholderReadHook>(static_cast<intptr_t>(address));
+}
+
+// Returns the previous setting, so that callers can nest.
+bool setControlDataReads(bool on) {
+  const bool previous = controlDataReads;
+  controlDataReads = on;
+  return previous;
 }
 
 std::tuple<int64_t, int64_t> placeholderCopies() {
@@ -65,7 +75,7 @@ bool timingOnlyMode() {
 }
 
 bool notePlaceholderRead(uint64_t bytes) {
-  if (!timingOnlyMode()) return false;
+  if (!timingOnlyMode() || controlDataReads) return false;
   const bool zeros = scopeKind != PlaceholderReadKind::Copy;
   PlaceholderReadHook report = hook.load();
   return (report && report(scopeOp, int(scopeKind), bytes) != 0) || zeros;
@@ -75,6 +85,7 @@ TORCH_LIBRARY_FRAGMENT(mimic, m) {
   m.def("simulation_mode() -> str", simulationModeName);
   m.def("set_placeholder_read_hook(int address) -> ()", setHook);
   m.def("placeholder_copies() -> (int, int)", placeholderCopies);
+  m.def("set_control_data_reads(bool on) -> bool", setControlDataReads);
 }
 
 }  // namespace mimic::torch_backend

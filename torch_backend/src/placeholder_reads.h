@@ -31,9 +31,11 @@ class PlaceholderReadScope {
 // Whether the driver runs in timing-only mode (asked once: the mode is fixed at mimicInit).
 bool timingOnlyMode();
 // Called after the backend queued a copy of `bytes` from a device into host memory: in timing
-// mode, reports it to the hook (if installed) with the innermost scope's op. True when the
-// reader must see zeros: a scalar read, the fallback's inputs, or a read the hook names as a
-// data-dependent op's sync; a plain copy keeps the bytes the driver gave.
+// mode, unless torch_mimic declared the thread's reads control data (set_control_data_reads,
+// which _distributed.py uses for DDP's parameter check), reports it to the hook (if installed) with
+// the innermost scope's op. True when the reader must see zeros: a scalar read, the fallback's
+// inputs, or a read the hook names as a data-dependent op's sync; a plain copy keeps the bytes the
+// driver gave.
 bool notePlaceholderRead(uint64_t bytes);
 
 }  // namespace mimic::torch_backend
