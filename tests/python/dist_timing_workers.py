@@ -140,7 +140,8 @@ def _bad_inputs(rank, size, dev):
 
 
 def _ddp_steps(dev, steps=3):
-    """DDP training steps of a small model: the simulated time each took. The second step
+    """DDP training steps of a small model: the simulated time each took, and the caching
+    allocator's statistics after DDP's construction and after the steps. The second step
     rebuilds the gradient buckets, which sends rank 0's bucket order through a device tensor
     and reads it back."""
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -150,6 +151,7 @@ def _ddp_steps(dev, steps=3):
     torch.manual_seed(0)
     model = DDP(torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(),
                                     torch.nn.Linear(256, 8)).to(dev), bucket_cap_mb=0.05)
+    memory = [torch_mimic.memory_stats(dev)]
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     inputs, targets = torch.ones(16, 64), torch.ones(16, 8)
     times = []
@@ -162,7 +164,8 @@ def _ddp_steps(dev, steps=3):
         optimizer.zero_grad()
         torch_mimic.synchronize()
         times.append(torch_mimic.sim_time() - start)
-    return times
+    memory.append(torch_mimic.memory_stats(dev))
+    return {"ns": times, "memory": memory}
 
 
 def _ddp_different_models(rank, dev):
@@ -190,5 +193,5 @@ def every_check(rank, size, mode):
             "changed": {"bulk": _changed_buffers(rank, size, dev, BULK),
                         "small": _changed_buffers(rank, size, dev, SMALL)},
             "errors": _bad_inputs(rank, size, dev),
-            "ddp_ns": _ddp_steps(dev),
+            "ddp": _ddp_steps(dev),
             "ddp_errors": _ddp_different_models(rank, dev)}

@@ -148,7 +148,8 @@ def timing_mode_report():
       autograd's thread), ``count`` and ``bytes``;
     - ``total_reads``, ``total_bytes``: their sums;
     - ``driver_placeholder_copies``, ``driver_placeholder_bytes``: the driver's own count
-      (``mimicGetPlaceholderCopies``), which also covers copies made outside PyTorch.
+      (``mimicGetPlaceholderCopies``), which also covers copies made outside PyTorch and the
+      exact reads of control data that DDP's parameter check makes (_distributed.py).
     """
     with _lock:
         items = sorted(_reads.items(), key=lambda item: (-item[1][0], item[0]))
