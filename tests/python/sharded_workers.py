@@ -87,7 +87,7 @@ def _zero_training(rank, dev, gloo):
     simulated time and the largest gradient difference; then the parameters' difference and
     which parameters this rank's optimizer keeps state for; then one more step with every
     parameter's device bytes overwritten first, counting the parameters whose bytes it
-    changed (an update or a broadcast writes them; timing mode writes none)."""
+    changed (an update or a broadcast writes them; timing mode computes no update)."""
     torch.manual_seed(0)
     template = _zero_model()
     generator = torch.Generator().manual_seed(100 + rank)
