@@ -30,7 +30,6 @@ Run after a build:  PYTHONPATH=build/python /usr/bin/python3 perf/bench_c10d.py 
 """
 import argparse
 import os
-import socket
 import sys
 import time
 import warnings
@@ -42,16 +41,13 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 
+from mimic_cli.common import free_port  # noqa: E402
+
 MIB = 1 << 20
 SMALL_CALLS = 200
 SMALL_BYTES = 8
 GROUP_TIMEOUT = timedelta(seconds=120)
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def sizes(max_bytes):

@@ -31,23 +31,18 @@ Run after a build:
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
+from mimic_cli.common import free_port
 from mimic_cli.host_memory import POLL_S, MemoryWatch, own_memory_kb
 
 PRESET = "h100-4x8"
 RESULT = "rank{}.json"
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---------------------------------------------------------------------------------------------

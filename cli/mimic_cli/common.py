@@ -4,6 +4,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -11,6 +12,13 @@ import time
 PROG = "mimic"
 PYTHON = "/usr/bin/python3"  # the interpreter that has torch (PLATFORM.md)
 SANITIZER_TOOLS = ("memcheck", "racecheck", "initcheck", "leakcheck")
+
+
+def free_port():
+    """A TCP port free on this machine now, for a rendezvous of ranks started next."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class UsageError(Exception):

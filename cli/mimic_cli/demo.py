@@ -5,14 +5,13 @@ steps, and the saved trace and timeline. With --timing-only the ranks compute no
 same simulated times, and no loss."""
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
 import time
 
 from . import compile_summary, presets_api
-from .common import PYTHON, UsageError, child_env, positive_int
+from .common import PYTHON, UsageError, child_env, free_port, positive_int
 from .demo_config import RESULT_NAME, SIZES
 from .report import format_run_report, median
 from .run import format_timing_mode
@@ -61,11 +60,6 @@ def add_parser(subparsers):
 def plural(count, noun):
     return f"{count} {noun}{'s' * (count != 1)}"
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def rank_env(args, rank, port):

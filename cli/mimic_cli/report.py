@@ -45,7 +45,13 @@ def breakdown(trace):
         exposed = covered(dev["index"], ("kernel",) + COPY_KINDS + COLLECTIVE_KINDS) - working
         devices.append({"device": dev["index"], "busy_ns": busy, "idle_ns": (end - begin) - busy,
                         "exposed_collective_ns": exposed})
+    # Kernels that read device data into their control flow or addresses (an embedding's ids):
+    # timing-only mode reads zeros there, so their times are estimates in that mode.
+    data_dependent = [a for a in acts if a["kind"] == "kernel" and a.get("counters")
+                      and a["counters"]["data_dependent_reads"]]
     return {"span_ns": end - begin, "compute_ns": total(("kernel",)),
+            "data_dependent_kernels": len(data_dependent),
+            "data_dependent_ns": sum(a["end_ns"] - a["start_ns"] for a in data_dependent),
             "copy_ns": total(COPY_KINDS), "collective_ns": total(COLLECTIVE_KINDS),
             "exposed_collective_ns": sum(d["exposed_collective_ns"] for d in devices),
             "devices": devices, "dropped": trace.get("dropped", 0)}

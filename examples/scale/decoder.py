@@ -111,8 +111,9 @@ class Decoder(nn.Module):
             (size.seq_len, size.seq_len), float("-inf"), **on).triu(1), persistent=False)
 
     def forward(self, ids):
-        positions = torch.arange(ids.shape[1], device=ids.device)
-        x = self.tokens(ids) + self.positions(positions)
+        # Positions 0..seq-1 are the table's first rows: a slice, not a gather by index, whose
+        # gradient needs no index_add (and whose time does not depend on device data).
+        x = self.tokens(ids) + self.positions.weight[:ids.shape[1]]
         for block in self.blocks:
             x = block(x, self.causal_mask)
         return F.linear(self.norm(x), self.tokens.weight)  # the head tied to the embedding

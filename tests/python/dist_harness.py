@@ -3,19 +3,15 @@ own simulated device, and collects what each rank returned. A hang fails the tes
 stalling the suite: the ranks are killed after a deadline."""
 import json
 import os
-import socket
 import time
 import traceback
 
 import torch.multiprocessing as mp
 
+from mimic_cli.common import free_port
+
 DEFAULT_DEADLINE_S = 180
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _entry(rank, fn, size, port, out_dir, extra):

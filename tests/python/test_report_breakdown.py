@@ -31,3 +31,11 @@ def test_work_of_another_device_hides_nothing():
                          devices=(0, 1)))
     assert [d["exposed_collective_ns"] for d in b["devices"]] == [50, 0]
     assert b["exposed_collective_ns"] == 50
+
+
+def test_kernels_that_read_device_data_are_counted():
+    reads = {"data_dependent_reads": 3}
+    b = breakdown(_trace(dict(_activity("kernel", 0, 10), counters=reads),
+                         dict(_activity("kernel", 10, 15), counters={"data_dependent_reads": 0}),
+                         _activity("range", 20, 30)))
+    assert (b["data_dependent_kernels"], b["data_dependent_ns"]) == (1, 10)
