@@ -56,8 +56,7 @@ void FlowNetwork::start(const std::vector<PathUse>& path, uint64_t bytes,
   }
   SimTime now = nowNs();
   advanceTo(now);
-  flows_.push_back(std::make_unique<Flow>(
-      Flow{classOf(path), static_cast<double>(bytes), std::move(onArrived)}));
+  flows_.push_back(Flow{classOf(path), static_cast<double>(bytes), std::move(onArrived)});
   for (const PathUse& use : path) {
     Resource& r = resources_[use.resource];
     if (r.users++ == 0) {
@@ -70,18 +69,22 @@ void FlowNetwork::start(const std::vector<PathUse>& path, uint64_t bytes,
   started_.notify(sc_core::SC_ZERO_TIME);
 }
 
-bool FlowNetwork::PathLess::operator()(const PathKey& a, const PathKey& b) const {
+bool FlowNetwork::pathLess(const std::vector<PathUse>& a, const std::vector<PathUse>& b) {
   return std::lexicographical_compare(
       a.begin(), a.end(), b.begin(), b.end(), [](const PathUse& x, const PathUse& y) {
         return x.resource != y.resource ? x.resource < y.resource : x.weight < y.weight;
       });
 }
 
+std::vector<int>::iterator FlowNetwork::liveClassAtOrAfter(const std::vector<PathUse>& path) {
+  return std::lower_bound(
+      liveClasses_.begin(), liveClasses_.end(), path,
+      [this](int c, const std::vector<PathUse>& p) { return pathLess(classes_[c].path, p); });
+}
+
 int FlowNetwork::classOf(const std::vector<PathUse>& path) {
-  // Most flows join a class that exists: look it up without copying the path.
-  auto it = classByPath_.find(path);
-  if (it == classByPath_.end()) {
-    it = classByPath_.emplace(path, 0).first;
+  auto it = liveClassAtOrAfter(path);
+  if (it == liveClasses_.end() || pathLess(path, classes_[*it].path)) {
     int c;
     if (freeClasses_.empty()) {
       c = static_cast<int>(classes_.size());
@@ -90,17 +93,20 @@ int FlowNetwork::classOf(const std::vector<PathUse>& path) {
       c = freeClasses_.back();
       freeClasses_.pop_back();
     }
-    classes_[c] = Class{path, 0, 0, it};
-    it->second = c;
+    Class& cls = classes_[c];
+    cls.path.assign(path.begin(), path.end());  // reuses a freed class's room
+    cls.members = 0;
+    cls.rate = 0;
+    it = liveClasses_.insert(it, c);
   }
-  ++classes_[it->second].members;
-  return it->second;
+  ++classes_[*it].members;
+  return *it;
 }
 
 void FlowNetwork::leave(int cls) {
   Class& c = classes_[cls];
   if (--c.members > 0) return;
-  classByPath_.erase(c.key);
+  liveClasses_.erase(liveClassAtOrAfter(c.path));
   freeClasses_.push_back(cls);
 }
 
@@ -117,56 +123,49 @@ void FlowNetwork::deactivate(int r) {
 void FlowNetwork::advanceTo(SimTime now) {
   double dt = static_cast<double>(now - lastUpdate_);
   if (dt > 0) {
-    for (const auto& f : flows_) f->remaining -= rateOf(*f) * dt;
+    for (Flow& f : flows_) f.remaining -= rateOf(f) * dt;
   }
   lastUpdate_ = now;
 }
 
-std::vector<std::function<void()>> FlowNetwork::finishArrived() {
+void FlowNetwork::finishArrived() {
   SimTime now = nowNs();
-  std::vector<std::function<void()>> callbacks;
-  // A flow that started this instant has no rate yet and has not arrived.
-  auto arrived = [this](const std::unique_ptr<Flow>& f) {
-    const double rate = rateOf(*f);
-    return rate > 0 && hasArrived(f->remaining, rate);
-  };
-  std::vector<int> left;
-  for (const auto& f : flows_) {
-    if (!arrived(f)) continue;
-    left.push_back(f->cls);
-    for (const PathUse& use : classes_[f->cls].path) {
-      Resource& r = resources_[use.resource];
-      if (--r.users == 0) {
-        r.busyNs += now - r.busySince;
-        deactivate(use.resource);
+  size_t kept = 0;
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    Flow& f = flows_[i];
+    // A flow that started this instant has no rate yet and has not arrived.
+    const double rate = rateOf(f);
+    if (rate > 0 && hasArrived(f.remaining, rate)) {
+      leaving_.push_back(f.cls);
+      for (const PathUse& use : classes_[f.cls].path) {
+        Resource& r = resources_[use.resource];
+        if (--r.users == 0) {
+          r.busyNs += now - r.busySince;
+          deactivate(use.resource);
+        }
       }
+      arrived_.push_back(std::move(f.onArrived));
+    } else {
+      if (kept != i) flows_[kept] = std::move(f);
+      ++kept;
     }
-    callbacks.push_back(std::move(f->onArrived));
   }
-  flows_.erase(std::remove_if(flows_.begin(), flows_.end(), arrived), flows_.end());
-  for (int cls : left) leave(cls);
-  return callbacks;
+  flows_.erase(flows_.begin() + static_cast<std::ptrdiff_t>(kept), flows_.end());
+  for (int cls : leaving_) leave(cls);
+  leaving_.clear();
 }
 
 void FlowNetwork::assignRates() {
   // Water-filling: the level at which resource r fills is (bandwidth - what fixed flows use)
   // / (weight of the flows still rising). The resource that fills first fixes its rising flows
   // at that level, which moves the levels of the other resources on their paths.
-  struct Level {
-    double level;
-    int resource;
-    uint64_t version;
-    bool operator<(const Level& o) const {  // a max-heap of the lowest level, then index
-      return level != o.level ? level > o.level : resource > o.resource;
-    }
-  };
   for (int r : active_) {
     Resource& res = resources_[r];
     res.fixedUse = 0;
     res.demand = 0;
     res.classes.clear();
   }
-  for (auto& [key, c] : classByPath_) {
+  for (int c : liveClasses_) {
     Class& cls = classes_[c];
     cls.rate = 0;
     for (const PathUse& use : cls.path) {
@@ -175,20 +174,21 @@ void FlowNetwork::assignRates() {
       res.classes.push_back(c);
     }
   }
-  std::vector<Level> heap;
-  auto push = [&](int r) {
+  auto levelOf = [this](int r) {
     Resource& res = resources_[r];
-    heap.push_back({(res.bandwidthGBps - res.fixedUse) / res.demand, r, ++res.version});
-    std::push_heap(heap.begin(), heap.end());
+    return FillLevel{(res.bandwidthGBps - res.fixedUse) / res.demand, r, ++res.version};
   };
+  // Levels are distinct by resource, so the heap's layout does not change what it pops.
+  heap_.clear();
   for (int r : active_) {
-    if (resources_[r].demand > 0) push(r);
+    if (resources_[r].demand > 0) heap_.push_back(levelOf(r));
   }
+  std::make_heap(heap_.begin(), heap_.end());
   fixed_.assign(classes_.size(), false);
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end());
-    const Level top = heap.back();
-    heap.pop_back();
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end());
+    const FillLevel top = heap_.back();
+    heap_.pop_back();
     Resource& full = resources_[top.resource];
     if (top.version != full.version || full.demand <= kNoDemand) continue;
     const double level = std::max(0.0, top.level);
@@ -212,7 +212,10 @@ void FlowNetwork::assignRates() {
     // Each resource whose level moved is pushed once, after the whole round.
     for (int r : touched_) {
       resources_[r].touched = false;
-      if (r != top.resource && resources_[r].demand > kNoDemand) push(r);
+      if (r != top.resource && resources_[r].demand > kNoDemand) {
+        heap_.push_back(levelOf(r));
+        std::push_heap(heap_.begin(), heap_.end());
+      }
     }
   }
 }
@@ -221,7 +224,7 @@ void FlowNetwork::scheduleNextFinish() {
   nextFinish_.cancel();
   if (flows_.empty()) return;
   double soonest = INFINITY;
-  for (const auto& f : flows_) soonest = std::min(soonest, f->remaining / rateOf(*f));
+  for (const Flow& f : flows_) soonest = std::min(soonest, f.remaining / rateOf(f));
   SimTime delay = std::max<SimTime>(1, static_cast<SimTime>(std::ceil(soonest - kRoundingSlackNs)));
   nextFinish_.notify(sc_core::sc_time(static_cast<double>(delay), sc_core::SC_NS));
 }
@@ -233,9 +236,10 @@ void FlowNetwork::onStarted() {
 
 void FlowNetwork::onFinish() {
   advanceTo(nowNs());
-  std::vector<std::function<void()>> callbacks = finishArrived();
+  finishArrived();
   // The callbacks may start flows; the rates are recomputed once, after all of them.
-  for (auto& callback : callbacks) callback();
+  for (auto& callback : arrived_) callback();
+  arrived_.clear();
   started_.cancel();
   assignRates();
   scheduleNextFinish();

@@ -17,8 +17,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,23 +51,27 @@ class FlowNetwork : public sc_core::sc_module {
   const ResourceStats& stats(int resource) const { return resources_[resource]; }
 
  private:
-  using PathKey = std::vector<PathUse>;
   // Orders paths as std::vector<std::pair<int, double>> would, so that classes are visited in
   // the same order (assignRates sums in that order).
-  struct PathLess {
-    bool operator()(const PathKey& a, const PathKey& b) const;
-  };
-  using ClassMap = std::map<PathKey, int, PathLess>;
+  static bool pathLess(const std::vector<PathUse>& a, const std::vector<PathUse>& b);
   struct Class {
     std::vector<PathUse> path;
     int members = 0;
     double rate = 0;  // of each member
-    ClassMap::iterator key;
   };
   struct Flow {
-    int cls;
-    double remaining;
+    int cls = 0;
+    double remaining = 0;
     std::function<void()> onArrived;
+  };
+  // assignRates' heap entry: the level at which a resource fills, as of its version.
+  struct FillLevel {
+    double level;
+    int resource;
+    uint64_t version;
+    bool operator<(const FillLevel& o) const {  // a max-heap of the lowest level, then index
+      return level != o.level ? level > o.level : resource > o.resource;
+    }
   };
   struct Resource : ResourceStats {
     int users = 0;
@@ -84,8 +86,9 @@ class FlowNetwork : public sc_core::sc_module {
   };
 
   void advanceTo(SimTime now);
-  // Removes the flows that have arrived and returns their callbacks, to run afterwards.
-  std::vector<std::function<void()>> finishArrived();
+  // Removes the flows that have arrived and moves their callbacks into arrived_, to run
+  // afterwards.
+  void finishArrived();
   void assignRates();
   void scheduleNextFinish();
   void onFinish();
@@ -96,18 +99,28 @@ class FlowNetwork : public sc_core::sc_module {
 
   // The class of `path`, made if new; the flow joining it counts itself.
   int classOf(const std::vector<PathUse>& path);
+  // The first live class whose path is not before `path`.
+  std::vector<int>::iterator liveClassAtOrAfter(const std::vector<PathUse>& path);
   void leave(int cls);
   double rateOf(const Flow& f) const { return classes_[f.cls].rate; }
 
   std::vector<Resource> resources_;
-  std::vector<std::unique_ptr<Flow>> flows_;
+  std::vector<Flow> flows_;  // in order of start: their callbacks run in that order
   std::vector<Class> classes_;
   std::vector<int> freeClasses_;
-  ClassMap classByPath_;
+  // The classes with members, in path order (pathLess): found by binary search, and visited in
+  // that order by assignRates.
+  std::vector<int> liveClasses_;
   SimTime lastUpdate_ = 0;
-  std::vector<int> active_;   // resources with flows, in no particular order
-  std::vector<bool> fixed_;   // assignRates' scratch, per class
-  std::vector<int> touched_;  // ... the resources a round of it changed
+  std::vector<int> active_;  // resources with flows, in no particular order
+  // Scratch kept between calls so that the hot paths do not allocate: assignRates' heap and
+  // fixed classes, the resources a round of it changed; the callbacks of arrived flows and
+  // the classes they leave.
+  std::vector<FillLevel> heap_;
+  std::vector<bool> fixed_;
+  std::vector<int> touched_;
+  std::vector<std::function<void()>> arrived_;
+  std::vector<int> leaving_;
   sc_core::sc_event nextFinish_;
   sc_core::sc_event started_;  // flows started this instant: rates are due
 };
