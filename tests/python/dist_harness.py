@@ -65,3 +65,9 @@ def values(results):
     for rank, r in enumerate(results):
         assert r["ok"], f"rank {rank} raised: {r['error']}\n{r['trace']}"
     return [r["value"] for r in results]
+
+
+def run_in_both_modes(fn, size, base):
+    """fn(rank, size, mode) on `size` ranks once per simulation mode ("full", then "timing"; the
+    worker sets MIMIC_MODE from its argument); returns {mode: [each rank's value]}."""
+    return {mode: values(run_ranks(fn, size, base / mode, mode)) for mode in ("full", "timing")}

@@ -8,7 +8,7 @@ import pytest
 import torch.distributed as dist
 
 import dist_timing_workers
-from dist_harness import run_ranks, values
+from dist_harness import run_in_both_modes
 
 pytestmark = pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not built")
 
@@ -18,9 +18,8 @@ EVERY_COLLECTIVE = {"allreduce", "broadcast", "reduce", "allgather", "allgather_
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    base = tmp_path_factory.mktemp("timing")
-    return {mode: values(run_ranks(dist_timing_workers.every_check, 2, base / mode, mode))
-            for mode in ("full", "timing")}
+    return run_in_both_modes(dist_timing_workers.every_check, 2,
+                             tmp_path_factory.mktemp("timing"))
 
 
 def test_every_collective_ends_when_it_does_in_full_mode(runs):

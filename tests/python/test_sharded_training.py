@@ -7,7 +7,7 @@ import pytest
 import torch.distributed as dist
 
 import sharded_workers
-from dist_harness import run_ranks, values
+from dist_harness import run_in_both_modes
 
 pytestmark = pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not built")
 
@@ -16,9 +16,7 @@ FLOAT32_ULP = 2.0 ** -23  # at 1.0; every parameter here stays below 1 in magnit
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    base = tmp_path_factory.mktemp("sharded")
-    return {mode: values(run_ranks(sharded_workers.every_check, 2, base / mode, mode))
-            for mode in ("full", "timing")}
+    return run_in_both_modes(sharded_workers.every_check, 2, tmp_path_factory.mktemp("sharded"))
 
 
 def test_zero_matches_zero_on_gloo_cpu(runs):
