@@ -7,7 +7,7 @@ all at once, torchrun-style env:// rendezvous on 127.0.0.1) that simulates the w
 ranks placed node by node (``LOCAL_WORLD_SIZE``). It imports torch and torch_mimic, starts the
 simulation, joins the "mimic" process group, builds the `mimic demo` transformer (``--size``)
 under DistributedDataParallel, and runs one training step: forward, backward (DDP's bucketed
-all_reduce over the mimic c10d backend, which in timing mode moves no bytes) and AdamW.
+all_reduce over the mimic c10d backend, which in timing mode moves no bulk bytes) and AdamW.
 
 Printed, per rank (median and largest over the ranks):
 

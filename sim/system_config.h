@@ -27,7 +27,8 @@ struct SystemConfig {
   std::string deviceName;
   int numDevices;
   // Timing-only mode (system.mode=timing): kernels and copies are timed as in full mode but
-  // compute no values and move no bytes, so device memory is address space only.
+  // compute no values and move no bulk bytes (copies and collectives of at most 64 KiB, the
+  // host's control data, still move theirs), so device memory is address space only.
   bool timingOnly;
   HbmConfig hbm;
   DeviceMemoryConfig memory;
