@@ -45,8 +45,9 @@ CacheConfig CacheConfig::read(ParamReader& params) {
   return c;
 }
 
-Cache::Cache(const CacheConfig& config)
+Cache::Cache(const CacheConfig& config, uint64_t origin)
     : config_(config),
+      origin_(origin),
       lineShift_(__builtin_ctz(config.lineBytes)),
       sets_(config.capacityBytes / config.lineBytes / kLinesPerBlock / config.ways) {}
 
@@ -90,7 +91,7 @@ uint64_t Cache::access(const exec::DmaRegion& region, bool write) {
   // hit lines count their own bytes; a sparse span's bytes are shared evenly among its lines.
   const int64_t maxGap = int64_t(lineBytes) - 1;
   exec::forEachHbmSpan(
-      region.descriptor, region.address, maxGap,
+      region.descriptor, region.address - origin_, maxGap,
       [&](uint64_t first, uint64_t extent, uint64_t bytes) {
         total += bytes;
         const uint64_t end = first + extent;

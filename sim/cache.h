@@ -44,7 +44,11 @@ class Cache {
  public:
   static constexpr int kLinesPerBlock = 4;
 
-  explicit Cache(const CacheConfig& config);
+  // `origin` is the device address of the first byte of the device's memory. Lines are
+  // numbered from it, so that which set a line falls in does not depend on where the host
+  // happened to map the device's address range (mmap's address varies from run to run, and
+  // with it, measured, the hits of a large GEMM: simulated times must not).
+  explicit Cache(const CacheConfig& config, uint64_t origin = 0);
 
   // Looks up every line the region touches, in order; returns the bytes that hit (for a write:
   // the bytes whose lines were present). Lines that miss are allocated.
@@ -57,6 +61,7 @@ class Cache {
   uint8_t touchBlock(uint64_t block, uint8_t lines);
 
   CacheConfig config_;
+  uint64_t origin_;
   int lineShift_;  // log2 of the line size
   uint64_t sets_;  // of config_.ways blocks
   // sets_ x config_.ways blocks, allocated at the first access. Each set is kept in order of

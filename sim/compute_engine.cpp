@@ -20,7 +20,7 @@ ComputeEngine::ComputeEngine(sc_core::sc_module_name name, const ComputeConfig& 
       config_(config),
       costs_(costs),
       cacheConfig_(cache),
-      cache_(cache),
+      cache_(cache, memory.addressBase),
       memory_(memory),
       network_(network),
       queue_("queue") {

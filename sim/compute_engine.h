@@ -44,6 +44,7 @@ struct MemoryResources {
   int hbm;
   int cache;  // -1: no cache
   uint64_t hbmLatencyNs;
+  uint64_t addressBase;  // the device address of the device memory's first byte
 };
 
 class ComputeUnit;

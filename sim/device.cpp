@@ -22,7 +22,8 @@ Device::Device(sc_core::sc_module_name name, int index, const SystemConfig& conf
       shared_(shared),
       memory_(memory),
       computeEngine_("compute", config.compute, config.costs, config.cache,
-                     {shared.hbm[index], shared.cache[index], config.hbm.latencyNs}, network),
+                     {shared.hbm[index], shared.cache[index], config.hbm.latencyNs, memory.base()},
+                     network),
       copyEngines_(config.dma.copyEngines),
       linkEngines_(config.dma.linkEngines) {
   const std::string id = std::to_string(index);

@@ -49,6 +49,25 @@ TEST(CacheTest, ALoopOverMoreThanTheCapacityEvictsEachBlockBeforeItsReuse) {
   }
 }
 
+// The same accesses, relative to where the device's memory starts, hit the same bytes
+// wherever the host mapped that memory (its base moves from run to run).
+TEST(CacheTest, HitsDependOnAddressesWithinTheDeviceMemoryOnly) {
+  auto hitsFrom = [](uint64_t origin) {
+    Cache cache(config(16, 2), origin);
+    uint64_t hits = 0;
+    for (int pass = 0; pass < 3; ++pass) {
+      for (uint64_t block = 0; block < 24; ++block) {  // 24 of the 32 blocks' worth
+        hits += cache.access(contiguous(origin + block * 7 * kBlock, 128), false);
+      }
+    }
+    return hits;
+  };
+  const uint64_t hits = hitsFrom(0);
+  for (uint64_t origin : {0x7f3a1c000000ull, 0x7f3a1c001000ull, 0x7e0000234000ull}) {
+    EXPECT_EQ(hitsFrom(origin), hits) << std::hex << origin;
+  }
+}
+
 TEST(CacheTest, TheLeastRecentlyUsedBlockIsTheOneEvicted) {
   Cache cache(config(1, 2));
   cache.access(contiguous(0, 128), false);           // A
