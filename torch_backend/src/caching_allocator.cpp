@@ -143,7 +143,7 @@ class State {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = cache_.begin(); it != cache_.end();) {
       if (std::get<0>(*it) == device) {
-        delete std::get<3>(*it);
+        delete std::get<4>(*it);
         it = cache_.erase(it);
       } else {
         ++it;
@@ -190,8 +190,13 @@ class State {
   }
 
  private:
-  using Key = std::tuple<int, c10::StreamId, size_t, Block*>;
-  static Key key(Block* b) { return {b->device, b->stream, b->size, b}; }
+  // Among cached blocks of one size, the lowest device address is taken first: ordering them by
+  // the Block's host address made which one a tensor got (and so the cache lines its kernels
+  // hit, and their simulated times) change from run to run.
+  using Key = std::tuple<int, c10::StreamId, size_t, uintptr_t, Block*>;
+  static Key key(Block* b) {
+    return {b->device, b->stream, b->size, reinterpret_cast<uintptr_t>(b->ptr), b};
+  }
 
   // The poison is written through the host view, as the simulation's functional state is what
   // later commands read: it costs no simulated time and orders with no stream. A device that
@@ -205,12 +210,12 @@ class State {
   }
 
   Block* takeCached(int device, c10::StreamId stream, size_t size) {
-    auto it = cache_.lower_bound(Key{device, stream, size, nullptr});
+    auto it = cache_.lower_bound(Key{device, stream, size, 0, nullptr});
     if (it == cache_.end() || std::get<0>(*it) != device || std::get<1>(*it) != stream ||
         !fits(std::get<2>(*it), size)) {
       return nullptr;
     }
-    Block* block = std::get<3>(*it);
+    Block* block = std::get<4>(*it);
     cache_.erase(it);
     return block;
   }
@@ -251,7 +256,7 @@ class State {
     processPendingFrees();
     for (auto it = cache_.begin(); it != cache_.end();) {
       if (device == -1 || std::get<0>(*it) == device) {
-        freeToDriver(std::get<3>(*it));
+        freeToDriver(std::get<4>(*it));
         it = cache_.erase(it);
       } else {
         ++it;
