@@ -49,7 +49,6 @@ SMALL_BYTES = 8
 GROUP_TIMEOUT = timedelta(seconds=120)
 
 
-
 def sizes(max_bytes):
     size = 1024
     while size <= max_bytes:

@@ -61,7 +61,6 @@ def plural(count, noun):
     return f"{count} {noun}{'s' * (count != 1)}"
 
 
-
 def rank_env(args, rank, port):
     # Each rank's process simulates a system of one device per rank, so that the collective
     # model can place every rank on a device of it (the rank computes on its device 0).

@@ -13,7 +13,6 @@ from mimic_cli.common import free_port
 DEFAULT_DEADLINE_S = 180
 
 
-
 def _entry(rank, fn, size, port, out_dir, extra):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
